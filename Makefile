@@ -1,0 +1,70 @@
+# The sandbox's front door. Versions come from versions.env; everything that
+# is downloaded lands in $(LAKEHOUSE_CACHE) (outside the repo).
+include versions.env
+export
+
+PYTHON_BOOT ?= python3
+VENV        := .venv
+PY          := $(VENV)/bin/python
+LAKEHOUSE   := $(VENV)/bin/lakehouse
+PYTEST      := $(VENV)/bin/pytest
+STAMP       := $(VENV)/.installed-$(PYSPARK_VERSION)
+
+.PHONY: help setup demo test unit-test local-test java-test lint \
+        local-up local-down local-status run load verify clean-state
+
+help:
+	@echo "make demo        set up (first run downloads ~2 GB) and run the pipeline end to end"
+	@echo "make test        set up and run every test (unit, Java, local end-to-end)"
+	@echo "make local-up | local-down | local-status   the service stack as host processes"
+	@echo "make run | load | verify                    the streaming job, the load generator, the ledger check"
+	@echo "make lint        ruff"
+
+$(STAMP): pyproject.toml versions.env
+	$(PYTHON_BOOT) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet "pyspark==$(PYSPARK_VERSION)" -e ".[dev]"
+	touch $(STAMP)
+
+# Python environment plus every download (jars, Trino, npm engines, MinIO build).
+setup: $(STAMP)
+	$(LAKEHOUSE) install
+
+demo: setup
+	$(LAKEHOUSE) demo
+
+test: setup lint unit-test java-test local-test
+
+unit-test: $(STAMP)
+	$(PYTEST) -m unit -q
+
+java-test: setup
+	$(LAKEHOUSE) java-test
+
+local-test: setup
+	$(PYTEST) -m local -q
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+local-up: setup
+	$(LAKEHOUSE) up
+
+local-down: $(STAMP)
+	$(LAKEHOUSE) down
+
+local-status: $(STAMP)
+	$(LAKEHOUSE) status
+
+run: setup
+	$(LAKEHOUSE) run
+
+load: setup
+	$(LAKEHOUSE) load
+
+verify: $(STAMP)
+	$(LAKEHOUSE) verify
+
+# Removes local-mode data (tables, stream, metastore); downloads are kept.
+clean-state: local-down
+	rm -rf .local

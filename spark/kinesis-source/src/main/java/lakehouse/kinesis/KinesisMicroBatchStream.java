@@ -1,0 +1,262 @@
+package lakehouse.kinesis;
+
+import com.amazonaws.services.kinesis.AmazonKinesis;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.connector.read.streaming.CompositeReadLimit;
+import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
+import org.apache.spark.sql.connector.read.streaming.Offset;
+import org.apache.spark.sql.connector.read.streaming.ReadLimit;
+import org.apache.spark.sql.connector.read.streaming.ReadMaxRows;
+import org.apache.spark.sql.connector.read.streaming.SupportsTriggerAvailableNow;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The driver side of the source.
+ *
+ * <p>A batch's end must be decided on the driver, once, so that a replay after a crash reads the
+ * very same records. So latestOffset() reads every readable shard (in parallel, bounded by the
+ * batch budget) and returns the last sequence number read per shard. The records read are cached
+ * and handed to the shard's input partition by planInputPartitions(); on a cache miss (a replay
+ * after restart) the partition re-reads exactly (start, end] from Kinesis on the executor.
+ * commit() frees the cache.
+ */
+final class KinesisMicroBatchStream implements MicroBatchStream, SupportsTriggerAvailableNow {
+  private static final Logger LOG = LoggerFactory.getLogger(KinesisMicroBatchStream.class);
+
+  private final KinesisOptions options;
+  private final String checkpointLocation;
+  private final RecordCache cache = new RecordCache();
+  /** Under AvailableNow: shards read up to their tip, not to be read again in this run. */
+  private final Set<String> caughtUp = ConcurrentHashMap.newKeySet();
+  /** Live iterators of LATEST-started shards with nothing consumed yet (LATEST is not replayable). */
+  private final Map<String, String> latestIterators = new ConcurrentHashMap<>();
+  private AmazonKinesis client;
+  private ShardLister lister;
+  private ExecutorService fetchPool;
+  private long batchCounter;
+  private boolean availableNow;
+
+  KinesisMicroBatchStream(KinesisOptions options, String checkpointLocation) {
+    this.options = options;
+    this.checkpointLocation = checkpointLocation;
+  }
+
+  private synchronized AmazonKinesis client() {
+    if (client == null) {
+      client = KinesisClientFactory.create(options);
+      lister = new ShardLister(client, options);
+      fetchPool = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "kinesis-fetch-" + options.streamName);
+        t.setDaemon(true);
+        return t;
+      });
+    }
+    return client;
+  }
+
+  @Override
+  public Offset initialOffset() {
+    client();
+    InitialOffsetStore store = new InitialOffsetStore(checkpointLocation,
+        SparkSession.active().sparkContext().hadoopConfiguration());
+    return new KinesisOffset(store.loadOrCreate(() ->
+        ShardLineage.initial(options.streamName, lister.list(), options.startingPosition)));
+  }
+
+  @Override
+  public Offset deserializeOffset(String json) {
+    StreamOffset state = StreamOffset.fromJson(json);
+    if (state.streamName != null && !state.streamName.equals(options.streamName)) {
+      throw new IllegalStateException("The checkpoint belongs to Kinesis stream '"
+          + state.streamName + "', but the query reads '" + options.streamName
+          + "': use a new checkpoint location.");
+    }
+    return new KinesisOffset(state);
+  }
+
+  @Override
+  public ReadLimit getDefaultReadLimit() {
+    return options.maxRecordsPerTrigger.isPresent()
+        ? ReadLimit.maxRows(options.maxRecordsPerTrigger.getAsLong())
+        : ReadLimit.allAvailable();
+  }
+
+  @Override
+  public void prepareForTriggerAvailableNow() {
+    availableNow = true;
+    caughtUp.clear();
+  }
+
+  @Override
+  public Offset latestOffset() {
+    throw new UnsupportedOperationException(
+        "latestOffset(Offset, ReadLimit) should be called instead of this method");
+  }
+
+  @Override
+  public Offset latestOffset(Offset startOffset, ReadLimit limit) {
+    client();
+    StreamOffset base = ShardLineage.reconcile(state(startOffset), lister.list());
+    List<String> readable = new ArrayList<>(ShardLineage.readableShards(base));
+    if (availableNow) {
+      readable.removeAll(caughtUp);
+    }
+    Map<String, Integer> budgets = BatchBudget.allocate(readable, options.maxRecordsPerShard,
+        maxRows(limit), batchCounter++);
+
+    Map<String, Future<FetchResult>> futures = new LinkedHashMap<>();
+    long deadline = System.currentTimeMillis() + options.maxFetchDurationMs;
+    for (Map.Entry<String, Integer> e : budgets.entrySet()) {
+      ShardPosition from = base.get(e.getKey()).orElseThrow();
+      futures.put(e.getKey(), fetchPool.submit(() -> fetch(from, e.getValue(), deadline)));
+    }
+
+    StreamOffset end = base;
+    for (Map.Entry<String, Future<FetchResult>> e : futures.entrySet()) {
+      FetchResult result = await(e.getValue());
+      ShardPosition from = base.get(e.getKey()).orElseThrow();
+      ShardPosition to = from;
+      if (!result.records.isEmpty()) {
+        to = to.consumedThrough(result.firstSequenceNumber(), result.lastSequenceNumber());
+        cache.put(e.getKey(), from.rangeStartTowards(to), result);
+      }
+      if (result.drained) {
+        to = to.asDrained();
+        LOG.info("Kinesis shard {} of {} is drained; its children become readable",
+            e.getKey(), options.streamName);
+      }
+      if (availableNow && (result.caughtUp || result.drained)) {
+        caughtUp.add(e.getKey());
+      }
+      end = end.with(to);
+    }
+    return new KinesisOffset(end);
+  }
+
+  private FetchResult fetch(ShardPosition from, int budget, long deadline) {
+    ShardCursor cursor = new ShardCursor(client, options, from.shardId, from.nextReadStart(),
+        from.startAtLatest ? latestIterators.get(from.shardId) : null);
+    FetchResult result = ShardFetch.fetch(cursor, budget, options.maxRecordsPerCall, deadline,
+        System::currentTimeMillis);
+    if (from.startAtLatest) {
+      // Until a LATEST shard yields a record, keep its iterator: a new LATEST iterator would skip
+      // whatever arrived in between.
+      if (result.records.isEmpty() && cursor.currentIterator() != null) {
+        latestIterators.put(from.shardId, cursor.currentIterator());
+      } else {
+        latestIterators.remove(from.shardId);
+      }
+    }
+    return result;
+  }
+
+  @Override
+  public InputPartition[] planInputPartitions(Offset start, Offset end) {
+    StreamOffset startState = state(start);
+    List<InputPartition> partitions = new ArrayList<>();
+    for (ShardPosition to : state(end).shards()) {
+      if (to.lastSequenceNumber == null) {
+        continue;
+      }
+      // A shard missing from the start offset is new in this batch: it starts at TRIM_HORIZON.
+      ShardPosition from = startState.get(to.shardId)
+          .orElse(ShardPosition.trimHorizon(to.shardId, to.parentShardIds));
+      if (to.lastSequenceNumber.equals(from.lastSequenceNumber)) {
+        continue;
+      }
+      StartingPoint rangeStart = from.rangeStartTowards(to);
+      FetchResult cached = cache.get(to.shardId, rangeStart, to.lastSequenceNumber);
+      List<KinesisRecord> inline = null;
+      if (cached != null && cached.approximateBytes() <= options.inlineRecordsMaxBytes) {
+        inline = cached.records;
+      } else {
+        LOG.info("Kinesis shard {}: {} range ({}, {}] from the stream on the executor",
+            to.shardId, cached == null ? "replaying" : "re-reading large", rangeStart,
+            to.lastSequenceNumber);
+      }
+      partitions.add(new KinesisInputPartition(options, to.shardId, rangeStart,
+          to.lastSequenceNumber, inline));
+    }
+    return partitions.toArray(new InputPartition[0]);
+  }
+
+  @Override
+  public PartitionReaderFactory createReaderFactory() {
+    return new KinesisPartitionReaderFactory();
+  }
+
+  @Override
+  public void commit(Offset end) {
+    cache.evictCommitted(state(end));
+  }
+
+  @Override
+  public synchronized void stop() {
+    cache.clear();
+    if (fetchPool != null) {
+      fetchPool.shutdownNow();
+    }
+    if (client != null) {
+      client.shutdown();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "KinesisSource[" + options.streamName + " @ " + options.endpointDescription() + "]";
+  }
+
+  private StreamOffset state(Offset offset) {
+    return offset instanceof KinesisOffset
+        ? ((KinesisOffset) offset).state
+        : StreamOffset.fromJson(offset.json());
+  }
+
+  /** The row cap of a ReadLimit, if it has one (a composite limit's smallest row cap). */
+  static OptionalLong maxRows(ReadLimit limit) {
+    if (limit instanceof ReadMaxRows) {
+      return OptionalLong.of(((ReadMaxRows) limit).maxRows());
+    }
+    if (limit instanceof CompositeReadLimit) {
+      OptionalLong min = OptionalLong.empty();
+      for (ReadLimit part : ((CompositeReadLimit) limit).getReadLimits()) {
+        OptionalLong rows = maxRows(part);
+        if (rows.isPresent() && (min.isEmpty() || rows.getAsLong() < min.getAsLong())) {
+          min = rows;
+        }
+      }
+      return min;
+    }
+    return OptionalLong.empty();
+  }
+
+  private static FetchResult await(Future<FetchResult> f) {
+    try {
+      return f.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("Interrupted while reading Kinesis", e);
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof RuntimeException) {
+        throw (RuntimeException) cause;
+      }
+      throw new IllegalStateException("Reading Kinesis failed", cause);
+    }
+  }
+}

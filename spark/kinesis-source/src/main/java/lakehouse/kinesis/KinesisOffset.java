@@ -1,0 +1,17 @@
+package lakehouse.kinesis;
+
+import org.apache.spark.sql.connector.read.streaming.Offset;
+
+/** Spark's view of a {@link StreamOffset}; Spark compares offsets by their JSON. */
+public final class KinesisOffset extends Offset {
+  public final StreamOffset state;
+
+  public KinesisOffset(StreamOffset state) {
+    this.state = state;
+  }
+
+  @Override
+  public String json() {
+    return state.toJson();
+  }
+}

@@ -1,0 +1,112 @@
+package lakehouse.kinesis;
+
+import java.io.Serializable;
+import java.util.HashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.OptionalLong;
+
+/**
+ * The source's options, parsed and validated once. Spark hands options over in a
+ * case-insensitive map, so every key is looked up lower-cased. Serializable because
+ * executors need the connection settings to re-read a range after a restart.
+ */
+public final class KinesisOptions implements Serializable {
+  private static final long serialVersionUID = 1L;
+
+  public enum StartingPosition { TRIM_HORIZON, LATEST }
+
+  /** Kinesis' own ceiling for GetRecords' Limit parameter. */
+  public static final int KINESIS_MAX_RECORDS_PER_CALL = 10_000;
+  /** Kinesis allows 5 GetRecords calls per second per shard. */
+  public static final long KINESIS_MIN_CALL_INTERVAL_MS = 200;
+
+  public final String streamName;
+  public final String endpointUrl; // null: the SDK's regional endpoint
+  public final String region;
+  public final String accessKeyId; // null with secretKey null: default credential chain
+  public final String secretKey;
+  public final StartingPosition startingPosition;
+  public final int maxRecordsPerCall;
+  public final int maxRecordsPerShard;
+  public final OptionalLong maxRecordsPerTrigger;
+  public final long minCallIntervalMs;
+  public final long maxFetchDurationMs;
+  public final long inlineRecordsMaxBytes;
+
+  private KinesisOptions(Map<String, String> o) {
+    streamName = o.get("streamname");
+    if (streamName == null || streamName.isBlank()) {
+      throw new IllegalArgumentException(
+          "The Kinesis source needs the option 'streamName' (the name of the stream to read).");
+    }
+    endpointUrl = blankToNull(o.get("endpointurl"));
+    region = o.getOrDefault("region", "us-east-1");
+    String ak = blankToNull(o.get("awsaccesskeyid"));
+    String sk = blankToNull(o.get("awssecretkey"));
+    if ((ak == null) != (sk == null)) {
+      throw new IllegalArgumentException(
+          "Options 'awsAccessKeyId' and 'awsSecretKey' must be given together.");
+    }
+    // Emulators accept any key; a local endpoint without keys should just work.
+    if (ak == null && endpointUrl != null) {
+      ak = "test";
+      sk = "test";
+    }
+    accessKeyId = ak;
+    secretKey = sk;
+    startingPosition = parseStartingPosition(o.getOrDefault("startingposition", "TRIM_HORIZON"));
+    maxRecordsPerCall = (int) longOption(o, "maxRecordsPerCall", KINESIS_MAX_RECORDS_PER_CALL, 1,
+        KINESIS_MAX_RECORDS_PER_CALL);
+    maxRecordsPerShard = (int) longOption(o, "maxRecordsPerShard", 100_000, 1, Integer.MAX_VALUE);
+    maxRecordsPerTrigger = o.containsKey("maxrecordspertrigger")
+        ? OptionalLong.of(longOption(o, "maxRecordsPerTrigger", 0, 1, Long.MAX_VALUE))
+        : OptionalLong.empty();
+    minCallIntervalMs = longOption(o, "minGetRecordsIntervalMs", KINESIS_MIN_CALL_INTERVAL_MS,
+        0, 60_000);
+    maxFetchDurationMs = longOption(o, "maxFetchDurationMs", 10_000, 1, 3_600_000);
+    inlineRecordsMaxBytes = longOption(o, "inlineRecordsMaxBytes", 64L << 20, 0, 1L << 30);
+  }
+
+  public static KinesisOptions parse(Map<String, String> options) {
+    Map<String, String> lower = new HashMap<>();
+    options.forEach((k, v) -> lower.put(k.toLowerCase(Locale.ROOT), v));
+    return new KinesisOptions(lower);
+  }
+
+  /** Where to connect, for error messages. */
+  public String endpointDescription() {
+    return (endpointUrl != null ? endpointUrl : "the AWS endpoint") + " (region " + region + ")";
+  }
+
+  private static StartingPosition parseStartingPosition(String value) {
+    try {
+      return StartingPosition.valueOf(value.trim().toUpperCase(Locale.ROOT));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("Option 'startingPosition' must be TRIM_HORIZON or LATEST, got '"
+          + value + "'.");
+    }
+  }
+
+  private static long longOption(Map<String, String> o, String name, long dflt, long min, long max) {
+    String raw = o.get(name.toLowerCase(Locale.ROOT));
+    if (raw == null) {
+      return dflt;
+    }
+    long value;
+    try {
+      value = Long.parseLong(raw.trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("Option '" + name + "' must be an integer, got '" + raw + "'.");
+    }
+    if (value < min || value > max) {
+      throw new IllegalArgumentException(
+          "Option '" + name + "' must be between " + min + " and " + max + ", got " + value + ".");
+    }
+    return value;
+  }
+
+  private static String blankToNull(String s) {
+    return s == null || s.isBlank() ? null : s.trim();
+  }
+}

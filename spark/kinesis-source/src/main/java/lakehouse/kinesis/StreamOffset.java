@@ -1,0 +1,129 @@
+package lakehouse.kinesis;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+
+/**
+ * The whole stream's position: one {@link ShardPosition} per known shard. Immutable. Its JSON is
+ * what Spark writes to the offset log; shards are kept sorted so that equal positions give equal
+ * JSON (Spark compares offsets by their JSON to decide whether there is new data).
+ */
+public final class StreamOffset implements Serializable {
+  private static final long serialVersionUID = 1L;
+  private static final int VERSION = 1;
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  public final String streamName;
+  private final TreeMap<String, ShardPosition> shards;
+
+  public StreamOffset(String streamName, Collection<ShardPosition> positions) {
+    this.streamName = streamName;
+    this.shards = new TreeMap<>();
+    for (ShardPosition p : positions) {
+      shards.put(p.shardId, p);
+    }
+  }
+
+  public Collection<ShardPosition> shards() {
+    return Collections.unmodifiableCollection(shards.values());
+  }
+
+  public Optional<ShardPosition> get(String shardId) {
+    return Optional.ofNullable(shards.get(shardId));
+  }
+
+  public boolean contains(String shardId) {
+    return shards.containsKey(shardId);
+  }
+
+  /** A copy with this shard's position replaced (or added). */
+  public StreamOffset with(ShardPosition position) {
+    List<ShardPosition> all = new ArrayList<>(shards.values());
+    all.removeIf(p -> p.shardId.equals(position.shardId));
+    all.add(position);
+    return new StreamOffset(streamName, all);
+  }
+
+  public String toJson() {
+    ObjectNode root = JSON.createObjectNode();
+    root.put("version", VERSION);
+    root.put("stream", streamName);
+    ObjectNode shardsNode = root.putObject("shards");
+    for (ShardPosition p : shards.values()) {
+      ObjectNode s = shardsNode.putObject(p.shardId);
+      ArrayNode parents = s.putArray("parents");
+      p.parentShardIds.forEach(parents::add);
+      if (p.lastSequenceNumber != null) {
+        s.put("lastSequenceNumber", p.lastSequenceNumber);
+      }
+      if (p.startAtLatest) {
+        s.put("startAtLatest", true);
+      }
+      if (p.firstSequenceNumber != null) {
+        s.put("firstSequenceNumber", p.firstSequenceNumber);
+      }
+      s.put("drained", p.drained);
+    }
+    try {
+      return JSON.writeValueAsString(root);
+    } catch (Exception e) {
+      throw new IllegalStateException("Cannot serialise Kinesis offset", e);
+    }
+  }
+
+  public static StreamOffset fromJson(String json) {
+    JsonNode root;
+    try {
+      root = JSON.readTree(json);
+    } catch (Exception e) {
+      throw new IllegalArgumentException("Not a Kinesis source offset: " + json, e);
+    }
+    if (root == null || !root.isObject() || root.path("version").asInt(-1) != VERSION
+        || !root.path("shards").isObject()) {
+      throw new IllegalArgumentException("Unsupported Kinesis source offset: " + json);
+    }
+    List<ShardPosition> positions = new ArrayList<>();
+    Iterator<Map.Entry<String, JsonNode>> it = root.get("shards").fields();
+    while (it.hasNext()) {
+      Map.Entry<String, JsonNode> e = it.next();
+      JsonNode s = e.getValue();
+      List<String> parents = new ArrayList<>();
+      s.path("parents").forEach(n -> parents.add(n.asText()));
+      positions.add(new ShardPosition(e.getKey(), parents, textOrNull(s, "lastSequenceNumber"),
+          s.path("startAtLatest").asBoolean(false), textOrNull(s, "firstSequenceNumber"),
+          s.path("drained").asBoolean(false)));
+    }
+    return new StreamOffset(root.path("stream").asText(null), positions);
+  }
+
+  private static String textOrNull(JsonNode node, String field) {
+    JsonNode v = node.get(field);
+    return v == null || v.isNull() ? null : v.asText();
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof StreamOffset && toJson().equals(((StreamOffset) o).toJson());
+  }
+
+  @Override
+  public int hashCode() {
+    return toJson().hashCode();
+  }
+
+  @Override
+  public String toString() {
+    return toJson();
+  }
+}

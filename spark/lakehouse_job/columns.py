@@ -1,0 +1,31 @@
+"""Names of the columns the job adds, shared by the transforms, the sinks and the tests."""
+
+from typing import Final
+
+# Added to every valid row (after the declared schema fields and the partition column).
+OP: Final = "_op"  # c | u | d; 'u' when the event carries no op
+IS_DELETED: Final = "_is_deleted"  # true for d; map to Hudi's delete marker at write time
+INGEST_SHARD: Final = "_ingest_shard"  # Kinesis shardId
+INGEST_SEQ: Final = "_ingest_seq"  # Kinesis sequenceNumber (decimal string)
+ARRIVAL_TS: Final = "_arrival_ts"  # Kinesis approximateArrivalTimestamp
+
+META_COLUMNS: Final[tuple[str, ...]] = (OP, IS_DELETED, INGEST_SHARD, INGEST_SEQ, ARRIVAL_TS)
+
+# The quarantine table, in column order.
+Q_RAW_PAYLOAD: Final = "raw_payload"
+Q_REASON: Final = "reason"
+Q_EVENT_TYPE: Final = "event_type"
+Q_SHARD_ID: Final = "shard_id"
+Q_SEQUENCE_NUMBER: Final = "sequence_number"
+Q_ARRIVAL_TS: Final = "arrival_ts"
+Q_QUARANTINED_AT: Final = "quarantined_at"
+
+QUARANTINE_COLUMNS: Final[tuple[str, ...]] = (
+    Q_RAW_PAYLOAD,
+    Q_REASON,
+    Q_EVENT_TYPE,
+    Q_SHARD_ID,
+    Q_SEQUENCE_NUMBER,
+    Q_ARRIVAL_TS,
+    Q_QUARANTINED_AT,
+)

@@ -1,0 +1,110 @@
+"""First stage of classification: raw Kinesis bytes -> text, event_type, envelope checks.
+
+Adds internal columns (prefixed "__") to the source rows; `parse` and `validate` read them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Final
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import StringType, StructField, StructType
+
+# A classification check: (condition, reason). The first true condition names the reason.
+Check = tuple[Column, Column]
+
+# Internal columns of the classified batch.
+DATA: Final = "__data"
+SHARD: Final = "__shard"
+SEQ: Final = "__seq"
+ARRIVAL: Final = "__arrival"
+SIZE: Final = "__size"
+UTF8: Final = "__utf8"
+PAYLOAD: Final = "__payload"
+TEXT: Final = "__text"
+ENVELOPE: Final = "__envelope"
+EVENT_TYPE: Final = "__event_type"
+
+CORRUPT: Final = "__corrupt_record"
+
+# Shared by every from_json in the job. PERMISSIVE + a corrupt-record column keeps the
+# fields that did parse and flags the record, instead of failing the batch (FAILFAST) or
+# silently nulling a bad field with no trace (PERMISSIVE alone). Spark's defaults accept
+# 'single quotes' and "NaN" for doubles; neither is JSON, so both are turned off.
+JSON_OPTIONS: Final[dict[str, str]] = {
+    "mode": "PERMISSIVE",
+    "columnNameOfCorruptRecord": CORRUPT,
+    "allowSingleQuotes": "false",
+    "allowNonNumericNumbers": "false",
+}
+
+NOT_UTF8_REASON: Final = "not UTF-8 (raw_payload is base64)"
+
+# Long free-form values are cut before they go into a reason string.
+_MAX_QUOTED_CHARS: Final = 64
+
+_ENVELOPE_SCHEMA: Final = StructType(
+    [StructField("event_type", StringType()), StructField(CORRUPT, StringType())]
+)
+
+
+def with_envelope(batch: DataFrame, max_record_bytes: int) -> DataFrame:
+    """Decode each record and read its event_type.
+
+    `max_record_bytes` is the largest limit of any table: bigger records are never
+    parsed (they are quarantined whatever their type). Invalid UTF-8 is detected by a
+    decode/encode round trip, which Java's decoder makes lossy exactly when the bytes
+    are not UTF-8; such records keep their exact bytes, base64-encoded, as payload.
+    """
+    data = F.col("data")
+    decoded = F.decode(data, "UTF-8")
+    staged = batch.select(
+        data.alias(DATA),
+        F.col("shardId").alias(SHARD),
+        F.col("sequenceNumber").alias(SEQ),
+        F.col("approximateArrivalTimestamp").alias(ARRIVAL),
+        F.length(data).alias(SIZE),
+        (F.encode(decoded, "UTF-8") == data).alias(UTF8),
+    ).select(
+        "*",
+        F.when(F.col(UTF8), F.decode(F.col(DATA), "UTF-8"))
+        .otherwise(F.base64(F.col(DATA)))
+        .alias(PAYLOAD),
+    )
+    parseable = F.col(UTF8) & (F.col(SIZE) > 0) & (F.col(SIZE) <= max_record_bytes)
+    staged = staged.select("*", F.when(parseable, F.col(PAYLOAD)).alias(TEXT))
+    envelope = F.from_json(F.col(TEXT), _ENVELOPE_SCHEMA, JSON_OPTIONS)
+    return staged.select("*", envelope.alias(ENVELOPE)).select(
+        "*", F.col(f"{ENVELOPE}.event_type").alias(EVENT_TYPE)
+    )
+
+
+def envelope_checks(event_types: Collection[str], max_record_bytes: int) -> list[Check]:
+    """Checks that need no table declaration, in the order they are applied."""
+    size = F.col(SIZE)
+    text = F.col(TEXT)
+    event_type = F.col(EVENT_TYPE)
+    # from_json gives null for empty/blank text and sets the corrupt column for anything
+    # that is not one JSON object. Valid JSON that is not an object gets its own reason.
+    malformed = F.col(ENVELOPE).isNull() | F.col(f"{ENVELOPE}.{CORRUPT}").isNotNull()
+    other_json_value = ~text.rlike(r"^\s*\{") & F.get_json_object(text, "$").isNotNull()
+    return [
+        (F.col(DATA).isNull() | (size == 0), F.lit("empty record")),
+        (size > max_record_bytes, F.lit(too_large_reason(max_record_bytes))),
+        (~F.col(UTF8), F.lit(NOT_UTF8_REASON)),
+        (malformed & other_json_value, F.lit("not a JSON object")),
+        (malformed, F.lit("not JSON")),
+        (event_type.isNull() | (event_type == ""), F.lit("missing event_type")),
+        (~event_type.isin(*event_types), quoted("unknown event_type", event_type)),
+    ]
+
+
+def too_large_reason(max_record_bytes: int) -> str:
+    return f"record larger than {max_record_bytes} bytes"
+
+
+def quoted(prefix: str, value: Column) -> Column:
+    """`prefix 'value'` with the value cut to a readable length."""
+    return F.concat(F.lit(f"{prefix} '"), F.substring(value, 1, _MAX_QUOTED_CHARS), F.lit("'"))

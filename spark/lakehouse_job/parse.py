@@ -1,0 +1,118 @@
+"""Split a Kinesis micro-batch into typed rows per event type and a quarantine.
+
+Every input row ends up in exactly one output: the valid rows of its event type or the
+quarantine, which says why. Only DataFrame expressions are used (no Python UDFs), and
+each record's JSON is parsed at most twice on the happy path (event_type, then its
+declared schema) plus once more if a field had the wrong JSON type.
+
+Typing is strict: a double field must hold a JSON number, a long an integral number, a
+boolean true/false, a timestamp an ISO-8601 string with zone ("2026-11-22T19:00:00.123Z").
+A value that does not fit is quarantined, never nulled. String fields accept any JSON
+value (a number or object is kept as its JSON text, as Spark's from_json does). Fields
+not in the schema are ignored. Known gap: Spark's JSON reader stops after the first
+value, so trailing text after the top-level object ('{"a":1} x') is not detected.
+
+The job must set spark.sql.session.timeZone=UTC. The transforms themselves do not depend
+on it (zones come from the strings, partition days are computed from epoch seconds), but
+timestamps are shown and written in the session zone everywhere else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from lakehouse_job import columns, envelope
+from lakehouse_job.tables import TableSpec
+from lakehouse_job.validate import SpecColumns
+
+REASON = "__reason"
+
+
+@dataclass(frozen=True)
+class SplitBatch:
+    """The outputs of one micro-batch. `classified` is their common parent: persist it
+    before writing more than one output, or each write re-parses the batch."""
+
+    classified: DataFrame
+    valid: Mapping[str, DataFrame]  # event_type -> rows, in tables.yaml order
+    quarantine: DataFrame
+
+
+def classify(batch: DataFrame, specs: Mapping[str, TableSpec]) -> DataFrame:
+    """Parse and check every record; internal columns, read by valid_rows/quarantine_rows.
+
+    `batch` has the Kinesis source schema (data, shardId, sequenceNumber,
+    approximateArrivalTimestamp, ...). The reason column is null for valid rows; otherwise
+    it holds the first failed check, in this order: empty record, too large, not UTF-8,
+    not JSON / not a JSON object, missing / unknown event_type, then for the record's
+    type: too large for that table, missing record key, missing event time, invalid
+    timestamp / wrong type per field in schema order, invalid op.
+    """
+    global_max = max(spec.max_record_bytes for spec in specs.values())
+    staged = envelope.with_envelope(batch, global_max)
+    per_spec = [SpecColumns(spec) for spec in specs.values()]
+
+    staged = staged.select("*", *[sc.parsed().alias(sc.fields_col) for sc in per_spec])
+    raws = [raw.alias(sc.raw_col) for sc in per_spec if (raw := sc.raw()) is not None]
+    staged = staged.select("*", *raws)
+
+    checks = envelope.envelope_checks(list(specs), global_max)
+    for sc in per_spec:
+        checks.extend(sc.checks(global_max))
+    return staged.select("*", _first_reason(checks).alias(REASON))
+
+
+def valid_rows(classified: DataFrame, spec: TableSpec) -> DataFrame:
+    """Valid rows of one event type, typed as spark_schema.valid_row_type(spec).
+
+    `spec` must be one of the specs `classified` was built with.
+    """
+    sc = SpecColumns(spec)
+    return classified.where(F.col(REASON).isNull() & sc.is_mine()).select(
+        *sc.output(),
+        F.col(envelope.SHARD).alias(columns.INGEST_SHARD),
+        F.col(envelope.SEQ).alias(columns.INGEST_SEQ),
+        F.col(envelope.ARRIVAL).alias(columns.ARRIVAL_TS),
+    )
+
+
+def quarantine_rows(classified: DataFrame) -> DataFrame:
+    """Rejected rows, as spark_schema.QUARANTINE_SCHEMA.
+
+    raw_payload is the record as text when it is valid UTF-8, else the base64 of its
+    bytes (the reason then says so), so the payload is kept exactly and the column stays
+    valid UTF-8 for Parquet/Trino.
+    """
+    return classified.where(F.col(REASON).isNotNull()).select(
+        F.col(envelope.PAYLOAD).alias(columns.Q_RAW_PAYLOAD),
+        F.col(REASON).alias(columns.Q_REASON),
+        F.col(envelope.EVENT_TYPE).alias(columns.Q_EVENT_TYPE),
+        F.col(envelope.SHARD).alias(columns.Q_SHARD_ID),
+        F.col(envelope.SEQ).alias(columns.Q_SEQUENCE_NUMBER),
+        F.col(envelope.ARRIVAL).alias(columns.Q_ARRIVAL_TS),
+        F.current_timestamp().alias(columns.Q_QUARANTINED_AT),
+    )
+
+
+def split_batch(batch: DataFrame, specs: Mapping[str, TableSpec]) -> SplitBatch:
+    """classify + valid_rows for every event type + quarantine_rows."""
+    classified = classify(batch, specs)
+    return SplitBatch(
+        classified=classified,
+        valid={name: valid_rows(classified, spec) for name, spec in specs.items()},
+        quarantine=quarantine_rows(classified),
+    )
+
+
+def _first_reason(checks: list[envelope.Check]) -> Column:
+    # CASE WHEN evaluates its conditions in order and stops at the first true one, so a
+    # record gets one specific reason and later checks may assume earlier ones passed.
+    condition, reason = checks[0]
+    result = F.when(condition, reason)
+    for condition, reason in checks[1:]:
+        result = result.when(condition, reason)
+    return result

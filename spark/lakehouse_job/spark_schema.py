@@ -1,0 +1,72 @@
+"""Spark types for the declared event shapes, the Kinesis source and the quarantine table."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from pyspark.sql.types import (
+    BinaryType,
+    BooleanType,
+    DataType,
+    DoubleType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+from lakehouse_job import columns
+from lakehouse_job.tables import FieldType, TableSpec
+
+SPARK_TYPES: Final[dict[FieldType, DataType]] = {
+    "string": StringType(),
+    "long": LongType(),
+    "double": DoubleType(),
+    "boolean": BooleanType(),
+    "timestamp": TimestampType(),
+}
+
+# What the Kinesis source hands to foreachBatch.
+KINESIS_SCHEMA: Final = StructType(
+    [
+        StructField("data", BinaryType()),
+        StructField("stream", StringType()),
+        StructField("partitionKey", StringType()),
+        StructField("shardId", StringType()),
+        StructField("sequenceNumber", StringType()),
+        StructField("approximateArrivalTimestamp", TimestampType()),
+    ]
+)
+
+QUARANTINE_SCHEMA: Final = StructType(
+    [
+        StructField(columns.Q_RAW_PAYLOAD, StringType()),
+        StructField(columns.Q_REASON, StringType(), nullable=False),
+        StructField(columns.Q_EVENT_TYPE, StringType()),
+        StructField(columns.Q_SHARD_ID, StringType()),
+        StructField(columns.Q_SEQUENCE_NUMBER, StringType()),
+        StructField(columns.Q_ARRIVAL_TS, TimestampType()),
+        StructField(columns.Q_QUARANTINED_AT, TimestampType(), nullable=False),
+    ]
+)
+
+
+def struct_type(spec: TableSpec) -> StructType:
+    """The declared fields, typed, in declaration order (all nullable, as JSON allows)."""
+    return StructType([StructField(name, SPARK_TYPES[t]) for name, t in spec.schema.items()])
+
+
+def valid_row_type(spec: TableSpec) -> StructType:
+    """Column order and types of the valid rows that `parse.valid_rows` returns."""
+    return StructType(
+        [
+            *struct_type(spec).fields,
+            StructField(spec.partition_name, StringType()),
+            StructField(columns.OP, StringType()),
+            StructField(columns.IS_DELETED, BooleanType()),
+            StructField(columns.INGEST_SHARD, StringType()),
+            StructField(columns.INGEST_SEQ, StringType()),
+            StructField(columns.ARRIVAL_TS, TimestampType()),
+        ]
+    )

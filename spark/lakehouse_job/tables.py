@@ -1,0 +1,274 @@
+"""Load and validate spark/tables.yaml into frozen TableSpecs.
+
+Pure Python (no pyspark import) so the load generator can share the same
+declarations and the same validation as the streaming job.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Final, Literal, cast
+
+import yaml
+
+FieldType = Literal["string", "long", "double", "boolean", "timestamp"]
+TableType = Literal["COPY_ON_WRITE", "MERGE_ON_READ"]
+
+FIELD_TYPES: Final[frozenset[str]] = frozenset({"string", "long", "double", "boolean", "timestamp"})
+TABLE_TYPES: Final[frozenset[str]] = frozenset({"COPY_ON_WRITE", "MERGE_ON_READ"})
+
+# The file next to this package; callers running from a zip/--py-files should pass a path.
+TABLES_YAML: Final[Path] = Path(__file__).resolve().parent.parent / "tables.yaml"
+
+# Hive Metastore lower-cases identifiers and Trino matches them case-insensitively, so a
+# mixed-case column would be read back under another name; a leading underscore is kept
+# for the job's own columns (_op, _is_deleted, ...) and Hudi's (_hoodie_*).
+_IDENTIFIER: Final[re.Pattern[str]] = re.compile(r"^[a-z][a-z0-9_]*$")
+
+# Record keys become Hudi key strings; doubles/timestamps/booleans make poor, lossy keys.
+_KEY_TYPES: Final[frozenset[str]] = frozenset({"string", "long"})
+
+_TOP_KEYS: Final[frozenset[str]] = frozenset({"defaults", "event_types"})
+_DEFAULT_KEYS: Final[frozenset[str]] = frozenset({"table_types", "max_record_bytes"})
+_REQUIRED_ENTRY_KEYS: Final[frozenset[str]] = frozenset(
+    {"table", "schema", "record_key", "precombine", "partition_by"}
+)
+_ENTRY_KEYS: Final[frozenset[str]] = _REQUIRED_ENTRY_KEYS | {"op_field"} | _DEFAULT_KEYS
+_BUILTIN_DEFAULTS: Final[Mapping[str, Any]] = MappingProxyType(
+    {"table_types": ["COPY_ON_WRITE", "MERGE_ON_READ"], "max_record_bytes": 65536}
+)
+
+
+class TablesConfigError(ValueError):
+    """tables.yaml is unusable; the message names the file, the entry and the problem."""
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """One event shape and the Hudi tables it is written to."""
+
+    event_type: str
+    table: str
+    # Read-only and in declaration order (column order of the written tables). Left out of
+    # the hash because a mapping proxy is unhashable; equality still compares it.
+    schema: Mapping[str, FieldType] = field(hash=False)
+    record_key: str
+    precombine: str
+    partition_name: str
+    partition_source: str
+    op_field: str | None
+    table_types: tuple[TableType, ...]
+    max_record_bytes: int
+
+    def table_name(self, table_type: TableType) -> str:
+        """Hudi table name for one table type, e.g. hudi_orders_cow."""
+        return f"{self.table}_{'cow' if table_type == 'COPY_ON_WRITE' else 'mor'}"
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """SafeLoader that rejects duplicate mapping keys (PyYAML silently keeps the last)."""
+
+
+def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node)
+        if key in seen:
+            raise TablesConfigError(
+                f"{loader.name}: line {key_node.start_mark.line + 1}: duplicate key {key!r}"
+            )
+        seen.add(key)
+    return loader.construct_mapping(node)
+
+
+_UniqueKeyLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping
+)
+
+
+def load_tables(path: str | Path = TABLES_YAML) -> Mapping[str, TableSpec]:
+    """Read and validate tables.yaml; returns event_type -> TableSpec in file order."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TablesConfigError(f"{path}: cannot read: {exc}") from exc
+    return parse_tables(text, source=str(path))
+
+
+def parse_tables(text: str, source: str = "<tables.yaml>") -> Mapping[str, TableSpec]:
+    """Validate tables.yaml content; `source` names the file in error messages."""
+    loader = _UniqueKeyLoader(text)
+    loader.name = source
+    try:
+        document = loader.get_single_data()
+    except yaml.YAMLError as exc:
+        raise TablesConfigError(f"{source}: not valid YAML: {exc}") from exc
+    finally:
+        loader.dispose()
+    return _build_specs(document, source)
+
+
+def _build_specs(document: object, source: str) -> Mapping[str, TableSpec]:
+    if not isinstance(document, dict):
+        raise TablesConfigError(f"{source}: expected a mapping with 'event_types'")
+    _reject_unknown_keys(document, _TOP_KEYS, f"{source}")
+    defaults = _defaults(document.get("defaults", {}), source)
+    entries = document.get("event_types")
+    if not isinstance(entries, dict) or not entries:
+        raise TablesConfigError(f"{source}: 'event_types' must be a non-empty mapping")
+
+    specs: dict[str, TableSpec] = {}
+    owners: dict[str, str] = {}  # table name -> event type, to catch two entries sharing a table
+    for event_type, entry in entries.items():
+        if not isinstance(event_type, str) or not event_type:
+            raise TablesConfigError(f"{source}: event type {event_type!r} must be a string")
+        spec = _spec(event_type, entry, defaults, f"{source}: event_types.{event_type}")
+        if spec.table in owners:
+            raise TablesConfigError(
+                f"{source}: event_types.{event_type}: table {spec.table!r} "
+                f"is already used by event_types.{owners[spec.table]}"
+            )
+        owners[spec.table] = event_type
+        specs[event_type] = spec
+    return MappingProxyType(specs)
+
+
+def _defaults(raw: object, source: str) -> Mapping[str, Any]:
+    where = f"{source}: defaults"
+    if not isinstance(raw, dict):
+        raise TablesConfigError(f"{where}: must be a mapping")
+    _reject_unknown_keys(raw, _DEFAULT_KEYS, where)
+    merged = {**_BUILTIN_DEFAULTS, **raw}
+    _table_types(merged["table_types"], where)
+    _max_record_bytes(merged["max_record_bytes"], where)
+    return merged
+
+
+def _spec(event_type: str, entry: object, defaults: Mapping[str, Any], where: str) -> TableSpec:
+    if not isinstance(entry, dict):
+        raise TablesConfigError(f"{where}: must be a mapping")
+    _reject_unknown_keys(entry, _ENTRY_KEYS, where)
+    missing = sorted(_REQUIRED_ENTRY_KEYS - entry.keys())
+    if missing:
+        raise TablesConfigError(f"{where}: missing required key(s): {', '.join(missing)}")
+
+    table = _identifier(entry["table"], f"{where}: table")
+    schema = _schema(entry["schema"], where)
+    record_key = _field_ref(entry["record_key"], schema, "record_key", where)
+    if schema[record_key] not in _KEY_TYPES:
+        raise TablesConfigError(
+            f"{where}: record_key {record_key!r} has type {schema[record_key]}, "
+            "expected string or long"
+        )
+    precombine = _field_ref(entry["precombine"], schema, "precombine", where)
+    _require_timestamp(schema, precombine, "precombine", where)
+    partition_name, partition_source = _partition(entry["partition_by"], schema, where)
+
+    op_field = entry.get("op_field")
+    if op_field is not None:
+        op_field = _identifier(op_field, f"{where}: op_field")
+        # The op is read from the JSON and exposed as _op; declaring it as a column as well
+        # would write two copies that can disagree after normalisation.
+        if op_field in schema:
+            raise TablesConfigError(f"{where}: op_field {op_field!r} must not be in schema")
+
+    return TableSpec(
+        event_type=event_type,
+        table=table,
+        schema=MappingProxyType(schema),
+        record_key=record_key,
+        precombine=precombine,
+        partition_name=partition_name,
+        partition_source=partition_source,
+        op_field=op_field,
+        table_types=_table_types(entry.get("table_types", defaults["table_types"]), where),
+        max_record_bytes=_max_record_bytes(
+            entry.get("max_record_bytes", defaults["max_record_bytes"]), where
+        ),
+    )
+
+
+def _schema(raw: object, where: str) -> dict[str, FieldType]:
+    if not isinstance(raw, dict) or not raw:
+        raise TablesConfigError(f"{where}: schema must be a non-empty mapping of field: type")
+    schema: dict[str, FieldType] = {}
+    for name, type_name in raw.items():
+        _identifier(name, f"{where}: schema field")
+        if type_name not in FIELD_TYPES:
+            raise TablesConfigError(
+                f"{where}: schema field {name!r} has unknown type {type_name!r} "
+                f"(expected one of {', '.join(sorted(FIELD_TYPES))})"
+            )
+        schema[name] = cast(FieldType, type_name)
+    return schema
+
+
+def _partition(raw: object, schema: Mapping[str, FieldType], where: str) -> tuple[str, str]:
+    if not isinstance(raw, dict) or set(raw) != {"name", "from"}:
+        raise TablesConfigError(f"{where}: partition_by must be {{name: <column>, from: <field>}}")
+    name = _identifier(raw["name"], f"{where}: partition_by.name")
+    if name in schema:
+        raise TablesConfigError(
+            f"{where}: partition_by.name {name!r} is derived and must not be in schema"
+        )
+    source = _field_ref(raw["from"], schema, "partition_by.from", where)
+    _require_timestamp(schema, source, "partition_by.from", where)
+    return name, source
+
+
+def _field_ref(value: object, schema: Mapping[str, FieldType], what: str, where: str) -> str:
+    if not isinstance(value, str) or value not in schema:
+        raise TablesConfigError(f"{where}: {what} {value!r} is not a field in schema")
+    return value
+
+
+def _require_timestamp(schema: Mapping[str, FieldType], name: str, what: str, where: str) -> None:
+    if schema[name] != "timestamp":
+        raise TablesConfigError(
+            f"{where}: {what} {name!r} has type {schema[name]}, expected timestamp"
+        )
+
+
+def _identifier(value: object, where: str) -> str:
+    if not isinstance(value, str) or not _IDENTIFIER.match(value):
+        raise TablesConfigError(
+            f"{where}: {value!r} is not a lower-case identifier ([a-z][a-z0-9_]*)"
+        )
+    return value
+
+
+def _table_types(raw: object, where: str) -> tuple[TableType, ...]:
+    if (
+        not isinstance(raw, list)
+        or not raw
+        or any(t not in TABLE_TYPES for t in raw)
+        or len(set(raw)) != len(raw)
+    ):
+        raise TablesConfigError(
+            f"{where}: table_types must be a non-empty list of distinct values from "
+            f"{', '.join(sorted(TABLE_TYPES))}, got {raw!r}"
+        )
+    return tuple(cast(TableType, t) for t in raw)
+
+
+def _max_record_bytes(raw: object, where: str) -> int:
+    # bool is an int subclass; `max_record_bytes: yes` must not mean 1 byte.
+    if not isinstance(raw, int) or isinstance(raw, bool) or raw <= 0:
+        raise TablesConfigError(
+            f"{where}: max_record_bytes must be a positive integer, got {raw!r}"
+        )
+    return raw
+
+
+def _reject_unknown_keys(mapping: dict[Any, Any], allowed: frozenset[str], where: str) -> None:
+    # A misspelt optional key (e.g. `opfield`) would otherwise be silently ignored.
+    unknown = sorted(str(k) for k in mapping.keys() - allowed)
+    if unknown:
+        raise TablesConfigError(
+            f"{where}: unknown key(s) {', '.join(unknown)} (allowed: {', '.join(sorted(allowed))})"
+        )

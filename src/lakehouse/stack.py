@@ -1,0 +1,96 @@
+"""Local mode: bring the whole service stack up, report it, take it down."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+from lakehouse import bootstrap, installers
+from lakehouse.config import Settings
+from lakehouse.services import SERVICE_BUILDERS, service_names
+from lakehouse.supervisor import ServiceSpec, ServiceStatus, Supervisor, port_is_open
+
+Progress = Callable[[str], None]
+
+
+def supervisor_for(settings: Settings) -> Supervisor:
+    return Supervisor(settings.run_dir, settings.logs_dir)
+
+
+def build_specs(settings: Settings, progress: Progress) -> list[ServiceSpec]:
+    """Install what each service needs (first run downloads) and describe how to run it."""
+    progress("Preparing services (downloads happen on the first run only)")
+    installers.ensure_spark_jars(settings, progress)
+    return [SERVICE_BUILDERS[name](settings) for name in service_names()]
+
+
+def up(settings: Settings, progress: Progress = print) -> float:
+    """Start every service, wait until all are healthy, bootstrap; returns seconds taken."""
+    started = time.monotonic()
+    specs = build_specs(settings, progress)
+    supervisor = supervisor_for(settings)
+    progress("Starting services")
+    # They do not depend on each other to start, so they start side by side.
+    with ThreadPoolExecutor(max_workers=len(specs)) as pool:
+        futures = [pool.submit(supervisor.start, spec, progress) for spec in specs]
+        errors = [f.exception() for f in futures if f.exception() is not None]
+    if errors:
+        for spec in specs:
+            supervisor.stop(spec.name)
+        raise errors[0]  # type: ignore[misc]
+    progress("Bootstrapping")
+    bootstrap.bootstrap(settings, progress)
+    return time.monotonic() - started
+
+
+def down(settings: Settings, progress: Progress = print) -> list[str]:
+    """Stop only what `up` started (PID files); report ports still bound."""
+    supervisor = supervisor_for(settings)
+    stopped = [name for name in reversed(service_names()) if supervisor.stop(name)]
+    for name in stopped:
+        progress(f"  stopped {name}")
+    if not stopped:
+        progress("  nothing was running")
+    return stopped
+
+
+def statuses(settings: Settings) -> list[ServiceStatus]:
+    supervisor = supervisor_for(settings)
+    return [supervisor.status(name) for name in service_names()]
+
+
+def format_status_table(rows: list[ServiceStatus]) -> str:
+    header = ("SERVICE", "STATE", "URL", "PID", "RSS MiB", "LOG")
+    lines = [header]
+    for row in rows:
+        lines.append(
+            (
+                row.name,
+                row.state,
+                row.url or "-",
+                str(row.pid) if row.pid else "-",
+                f"{row.rss_mb:.0f}" if row.rss_mb is not None else "-",
+                row.log,
+            )
+        )
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) for line in lines
+    )
+
+
+def bound_ports(settings: Settings) -> list[int]:
+    """Ports of the stack that still accept connections (should be none after down)."""
+    ports = [
+        settings.port(key)
+        for key in (
+            "KINESIS_PORT",
+            "KINESIS_MOCK_TLS_PORT",
+            "MINIO_PORT",
+            "MINIO_CONSOLE_PORT",
+            "HMS_PORT",
+            "TRINO_PORT",
+        )
+    ]
+    return [p for p in ports if port_is_open(p)]
