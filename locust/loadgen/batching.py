@@ -64,4 +64,3 @@ def split_batches(
     if cur:
         batches.append(cur)
     return batches, too_big
-

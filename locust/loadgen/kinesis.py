@@ -25,17 +25,19 @@ from botocore.exceptions import BotoCoreError, ClientError
 from loadgen.batching import HasPayload, record_size
 
 # whole-call errors worth retrying; anything else (ResourceNotFound, Validation...) fails the batch
-RETRYABLE_CALL_ERRORS = frozenset({
-    "ProvisionedThroughputExceededException",
-    "LimitExceededException",
-    "ThrottlingException",
-    "Throttling",
-    "KMSThrottlingException",
-    "InternalFailure",
-    "InternalServerError",
-    "ServiceUnavailable",
-    "RequestTimeout",
-})
+RETRYABLE_CALL_ERRORS = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "LimitExceededException",
+        "ThrottlingException",
+        "Throttling",
+        "KMSThrottlingException",
+        "InternalFailure",
+        "InternalServerError",
+        "ServiceUnavailable",
+        "RequestTimeout",
+    }
+)
 
 
 def make_client(
@@ -282,7 +284,9 @@ def put_records_with_retry(
             else:
                 r.shard_id, r.sequence_number = out["ShardId"], out["SequenceNumber"]
                 r.error_code = r.error_message = None
-        exc2 = FailedRecords(f"{len(still)}/{len(pending)} records failed: {codes}") if still else None
+        exc2 = (
+            FailedRecords(f"{len(still)}/{len(pending)} records failed: {codes}") if still else None
+        )
         report(CallReport(name, elapsed, nbytes, len(pending), max(failed, len(still)), exc2))
         pending = still
         if pending:

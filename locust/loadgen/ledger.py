@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from loadgen.kinesis import PutResult
-from loadgen.tables import TableSpec, Tables
+from loadgen.tables import Tables, TableSpec
 from loadgen.timefmt import date_of_ms, parse_iso_ms
 
 VALID = "valid"
@@ -251,4 +251,3 @@ def expected_state(entries: Iterable[dict[str, Any]], tables: Tables) -> Expecte
             out[key] = expected_row(spec, ev)
     counts["malformed"] = sum(malformed.values())
     return ExpectedState(rows=rows, counts=counts, malformed=malformed, deleted=deleted)
-

@@ -12,8 +12,9 @@ Guarantees, per generator (one per Locust user):
 * out-of-order: a share of records is held back for 1..max_delay later records,
   so the *send* order differs from event-time order (an update held back while
   the key gets deleted arrives after the delete);
-* late: a share of events gets an event time minutes/hours in the past, half of
-  them in the previous UTC day, so the partition date changes;
+* late: a share of events gets an event time minutes/hours (up to late_max_seconds)
+  in the past; half of them instead fall in the last 3 h of the previous UTC day,
+  so that the partition date changes;
 * duplicates: a share of records is resent byte-identical, later;
 * malformed: a share of records is one of MALFORMED_KINDS; these never touch the
   key state and use keys prefixed `bad-`, so they cannot collide with real keys.
@@ -33,7 +34,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from loadgen.tables import TableSpec, Tables
+from loadgen.tables import Tables, TableSpec
 from loadgen.timefmt import DAY_MS, format_ms, now_ms
 
 MALFORMED_KINDS = (
@@ -49,7 +50,9 @@ VALID = "valid"
 OPS = ("c", "u", "d")
 
 
-def parse_mix(text: str | Mapping[str, float], allowed: tuple[str, ...] | None = None) -> dict[str, float]:
+def parse_mix(
+    text: str | Mapping[str, float], allowed: tuple[str, ...] | None = None
+) -> dict[str, float]:
     """'orders=3,ticker=1' (or 'orders', or a mapping) -> normalised weights."""
     if isinstance(text, Mapping):
         raw = {str(k): float(v) for k, v in text.items()}
@@ -197,8 +200,28 @@ class OrdersModel(Model):
 
 class TickerModel(Model):
     fields = ("ticker", "price")
-    SYMBOLS = ("AAPL", "MSFT", "GOOG", "AMZN", "META", "NVDA", "TSLA", "ORCL", "IBM", "INTC",
-               "AMD", "CSCO", "NFLX", "ADBE", "CRM", "SAP", "ASML", "TSM", "AVGO", "QCOM")
+    SYMBOLS = (
+        "AAPL",
+        "MSFT",
+        "GOOG",
+        "AMZN",
+        "META",
+        "NVDA",
+        "TSLA",
+        "ORCL",
+        "IBM",
+        "INTC",
+        "AMD",
+        "CSCO",
+        "NFLX",
+        "ADBE",
+        "CRM",
+        "SAP",
+        "ASML",
+        "TSM",
+        "AVGO",
+        "QCOM",
+    )
 
     def __init__(self, spec: TableSpec, rng: random.Random) -> None:
         super().__init__(spec, rng)
@@ -256,9 +279,7 @@ class GenericModel(Model):
 
     def __init__(self, spec: TableSpec, rng: random.Random) -> None:
         super().__init__(spec, rng)
-        self.fields = tuple(
-            f for f in spec.schema if f not in (spec.record_key, spec.precombine)
-        )
+        self.fields = tuple(f for f in spec.schema if f not in (spec.record_key, spec.precombine))
 
     def values(self, key: str, op: str | None) -> dict[str, Any]:
         r = self.rng
@@ -399,7 +420,13 @@ class EventGenerator:
         self._ready: deque[Record] = deque()
         self._held: list[tuple[int, int, Record]] = []  # (due seq, tiebreak, record)
         self._tiebreak = 0
-        self.stats: dict[str, int] = {"generated": 0, "late": 0, "delayed": 0, "dup": 0, "malformed": 0}
+        self.stats: dict[str, int] = {
+            "generated": 0,
+            "late": 0,
+            "delayed": 0,
+            "dup": 0,
+            "malformed": 0,
+        }
 
     # public ----------------------------------------------------------------
     def take(self, n: int) -> list[Record]:
@@ -537,11 +564,13 @@ class EventGenerator:
         model.forget(key)
         data: bytes
         if kind == "not_json":
-            data = r.choice([
-                b"this is not json",
-                _dumps(ev)[:-7],  # truncated object
-                b"{'single': 'quotes'}",
-            ])
+            data = r.choice(
+                [
+                    b"this is not json",
+                    _dumps(ev)[:-7],  # truncated object
+                    b"{'single': 'quotes'}",
+                ]
+            )
         elif kind == "missing_key":
             del ev[spec.record_key]
         elif kind == "missing_time":

@@ -20,7 +20,7 @@ from datetime import date, datetime
 from typing import Any
 
 from loadgen.ledger import entry_data, expected_state, read_ledger
-from loadgen.tables import TableSpec, Tables, load_tables
+from loadgen.tables import Tables, TableSpec, load_tables
 from loadgen.timefmt import datetime_to_ms, format_ms, parse_iso_ms
 
 # --------------------------------------------------------------------------- pure diff
@@ -106,7 +106,7 @@ def diff_rows(
     for raw in actual:
         d.actual += 1
         row = {c: normalize_actual(t, raw.get(c)) for c, t in types.items()}
-        key = row.get(key_field)
+        key = str(row.get(key_field))
         if key in seen:
             d.duplicate_keys += 1
             d._sample("duplicate_keys", key)
@@ -220,7 +220,8 @@ def verify_tables(
 ) -> list[TableDiff]:
     exp = expected_state(read_ledger(ledger_dir), tables)
     print(
-        "ledger: " + " ".join(f"{k}={v}" for k, v in sorted(exp.counts.items()))
+        "ledger: "
+        + " ".join(f"{k}={v}" for k, v in sorted(exp.counts.items()))
         + f" deleted={dict(exp.deleted)} malformed={dict(exp.malformed)}",
         file=out,
     )
@@ -253,14 +254,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--http-scheme", default="http")
     p.add_argument("--catalog", default="hudi")
     p.add_argument("--schema", default="default")
-    p.add_argument("--event-type", action="append", default=None,
-                   help="event type(s) to check (default: all in the ledger)")
+    p.add_argument(
+        "--event-type",
+        action="append",
+        default=None,
+        help="event type(s) to check (default: all in the ledger)",
+    )
     p.add_argument("--table", default=None, help="table name (with one --event-type)")
-    p.add_argument("--table-suffix", default="_cow",
-                   help="appended to the tables.yaml base name: _cow, _mor_ro, _mor_rt")
+    p.add_argument(
+        "--table-suffix",
+        default="_cow",
+        help="appended to the tables.yaml base name: _cow, _mor_ro, _mor_rt",
+    )
     p.add_argument("--where", default=None, help="SQL filter for live rows (default none)")
-    p.add_argument("--no-partition-column", dest="partition_column", action="store_false",
-                   help="do not compare the derived partition column")
+    p.add_argument(
+        "--no-partition-column",
+        dest="partition_column",
+        action="store_false",
+        help="do not compare the derived partition column",
+    )
     return p
 
 
@@ -269,9 +281,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     tables = load_tables(args.tables)
     conn = connect(args.host, args.port, args.user, args.catalog, args.schema, args.http_scheme)
     diffs = verify_tables(
-        tables, args.ledger_dir, conn, args.catalog, args.schema,
-        event_types=args.event_type, table=args.table, table_suffix=args.table_suffix,
-        where=args.where, partition_column=args.partition_column,
+        tables,
+        args.ledger_dir,
+        conn,
+        args.catalog,
+        args.schema,
+        event_types=args.event_type,
+        table=args.table,
+        table_suffix=args.table_suffix,
+        where=args.where,
+        partition_column=args.partition_column,
     )
     return 0 if diffs and all(d.ok for d in diffs) else 1
 

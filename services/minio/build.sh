@@ -61,7 +61,8 @@ case "$OUT" in /*) ;; *) OUT="$PWD/$OUT" ;; esac
 # --- idempotence -----------------------------------------------------------
 reports_version() {  # does binary $1 say it is release $VERSION?
   local v; v="$("$1" --version 2>/dev/null || true)"
-  [[ "$v" == "minio version $VERSION "* ]]
+  # The first word is the binary's own file name, which need not be "minio".
+  [[ "$v" == *" version $VERSION "* ]]
 }
 if [[ -x "$OUT" ]] && reports_version "$OUT"; then
   log "already built: $OUT ($VERSION), nothing to do"

@@ -174,6 +174,9 @@ def trino_spec(settings: Settings) -> ServiceSpec:
     java_home = installers.find_java_home(int(settings["TRINO_JAVA_MIN"]))
     data = settings.data_dir / "trino"
     data.mkdir(parents=True, exist_ok=True)
+    # The supervisor owns the lifecycle. The launcher's own PID file can name a
+    # process that is gone but not yet reaped, which makes it refuse to start.
+    (data / "var" / "run" / "launcher.pid").unlink(missing_ok=True)
     env = _base_env(settings)
     env.update(JAVA_HOME=str(java_home), PATH=f"{java_home / 'bin'}{os.pathsep}{env['PATH']}")
 

@@ -12,6 +12,7 @@ from lakehouse.services import SERVICE_BUILDERS, service_names
 from lakehouse.supervisor import ServiceSpec, ServiceStatus, Supervisor, port_is_open
 
 Progress = Callable[[str], None]
+JOB = "job"  # the streaming job, when started in the background by `run --background` or `demo`
 
 
 def supervisor_for(settings: Settings) -> Supervisor:
@@ -47,7 +48,9 @@ def up(settings: Settings, progress: Progress = print) -> float:
 def down(settings: Settings, progress: Progress = print) -> list[str]:
     """Stop only what `up` started (PID files); report ports still bound."""
     supervisor = supervisor_for(settings)
-    stopped = [name for name in reversed(service_names()) if supervisor.stop(name)]
+    # The job first: it writes to the services and must finish its batch.
+    names = [JOB, *reversed(service_names())]
+    stopped = [name for name in names if supervisor.stop(name, timeout_s=60 if name == JOB else 20)]
     for name in stopped:
         progress(f"  stopped {name}")
     if not stopped:
@@ -55,9 +58,14 @@ def down(settings: Settings, progress: Progress = print) -> list[str]:
     return stopped
 
 
-def statuses(settings: Settings) -> list[ServiceStatus]:
+def statuses(settings: Settings, include_job: bool = False) -> list[ServiceStatus]:
+    """The services' states; the job's too when asked or when it is running."""
     supervisor = supervisor_for(settings)
-    return [supervisor.status(name) for name in service_names()]
+    rows = [supervisor.status(name) for name in service_names()]
+    job = supervisor.status(JOB)
+    if include_job or job.state != "stopped":
+        rows.append(job)
+    return rows
 
 
 def format_status_table(rows: list[ServiceStatus]) -> str:

@@ -58,9 +58,10 @@ def port_is_open(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bo
 
 
 def log_tail(path: Path, lines: int = 30) -> str:
+    """The last lines of the latest start's part of a log."""
     if not path.exists():
         return f"(no log at {path})"
-    text = path.read_text(errors="replace").splitlines()
+    text = path.read_text(errors="replace").split("\n===== ")[-1].splitlines()
     return "\n".join(text[-lines:])
 
 
@@ -69,8 +70,11 @@ def _process_start_ticks(pid: int) -> int | None:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
+    fields = stat.rsplit(")", 1)[1].split()
+    if fields[0] == "Z":  # a zombie has exited; it only waits to be reaped
+        return None
     # Field 22 (starttime) counted after the ")" that closes the command name.
-    return int(stat.rsplit(")", 1)[1].split()[19])
+    return int(fields[19])
 
 
 def rss_mb_of_tree(pid: int) -> float:
@@ -116,6 +120,8 @@ class Supervisor:
         return json.loads(path.read_text())
 
     def _alive(self, record: dict) -> bool:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(record["pid"], os.WNOHANG)  # reap it if it is our own exited child
         return _process_start_ticks(record["pid"]) == record["start_ticks"]
 
     def is_running(self, name: str) -> bool:
@@ -138,6 +144,8 @@ class Supervisor:
         self.logs_dir.mkdir(parents=True, exist_ok=True)
         log_path = self.log_file(spec.name)
         with open(log_path, "ab") as log:
+            log.write(f"\n===== {time.strftime('%Y-%m-%d %H:%M:%S')} starting {spec.name}\n".encode())
+            log.flush()
             process = subprocess.Popen(
                 spec.command,
                 cwd=spec.cwd,

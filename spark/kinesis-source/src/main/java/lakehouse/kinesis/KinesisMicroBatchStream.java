@@ -91,8 +91,8 @@ final class KinesisMicroBatchStream implements MicroBatchStream, SupportsTrigger
 
   @Override
   public ReadLimit getDefaultReadLimit() {
-    return options.maxRecordsPerTrigger.isPresent()
-        ? ReadLimit.maxRows(options.maxRecordsPerTrigger.getAsLong())
+    return options.maxRecordsPerTrigger().isPresent()
+        ? ReadLimit.maxRows(options.maxRecordsPerTrigger().getAsLong())
         : ReadLimit.allAvailable();
   }
 
@@ -111,10 +111,15 @@ final class KinesisMicroBatchStream implements MicroBatchStream, SupportsTrigger
   @Override
   public Offset latestOffset(Offset startOffset, ReadLimit limit) {
     client();
-    StreamOffset base = ShardLineage.reconcile(state(startOffset), lister.list());
+    List<ShardDescription> listed = lister.list();
+    StreamOffset base = ShardLineage.reconcile(state(startOffset), listed);
     List<String> readable = new ArrayList<>(ShardLineage.readableShards(base));
     if (availableNow) {
-      readable.removeAll(caughtUp);
+      // A caught-up shard is done for this run, unless Kinesis has closed it: then it is read
+      // once more to see its end, so that its children (which hold the newer records) are read.
+      Set<String> closed = new HashSet<>();
+      listed.stream().filter(d -> d.closed).forEach(d -> closed.add(d.shardId));
+      readable.removeIf(id -> caughtUp.contains(id) && !closed.contains(id));
     }
     Map<String, Integer> budgets = BatchBudget.allocate(readable, options.maxRecordsPerShard,
         maxRows(limit), batchCounter++);

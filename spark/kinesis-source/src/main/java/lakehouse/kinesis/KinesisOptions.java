@@ -29,7 +29,7 @@ public final class KinesisOptions implements Serializable {
   public final StartingPosition startingPosition;
   public final int maxRecordsPerCall;
   public final int maxRecordsPerShard;
-  public final OptionalLong maxRecordsPerTrigger;
+  private final long maxRecordsPerTrigger; // 0: none (OptionalLong is not Serializable)
   public final long minCallIntervalMs;
   public final long maxFetchDurationMs;
   public final long inlineRecordsMaxBytes;
@@ -59,9 +59,7 @@ public final class KinesisOptions implements Serializable {
     maxRecordsPerCall = (int) longOption(o, "maxRecordsPerCall", KINESIS_MAX_RECORDS_PER_CALL, 1,
         KINESIS_MAX_RECORDS_PER_CALL);
     maxRecordsPerShard = (int) longOption(o, "maxRecordsPerShard", 100_000, 1, Integer.MAX_VALUE);
-    maxRecordsPerTrigger = o.containsKey("maxrecordspertrigger")
-        ? OptionalLong.of(longOption(o, "maxRecordsPerTrigger", 0, 1, Long.MAX_VALUE))
-        : OptionalLong.empty();
+    maxRecordsPerTrigger = longOption(o, "maxRecordsPerTrigger", 0, 1, Long.MAX_VALUE);
     minCallIntervalMs = longOption(o, "minGetRecordsIntervalMs", KINESIS_MIN_CALL_INTERVAL_MS,
         0, 60_000);
     maxFetchDurationMs = longOption(o, "maxFetchDurationMs", 10_000, 1, 3_600_000);
@@ -72,6 +70,10 @@ public final class KinesisOptions implements Serializable {
     Map<String, String> lower = new HashMap<>();
     options.forEach((k, v) -> lower.put(k.toLowerCase(Locale.ROOT), v));
     return new KinesisOptions(lower);
+  }
+
+  public OptionalLong maxRecordsPerTrigger() {
+    return maxRecordsPerTrigger > 0 ? OptionalLong.of(maxRecordsPerTrigger) : OptionalLong.empty();
   }
 
   /** Where to connect, for error messages. */

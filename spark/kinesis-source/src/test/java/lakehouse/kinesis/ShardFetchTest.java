@@ -1,0 +1,93 @@
+package lakehouse.kinesis;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class ShardFetchTest {
+  private static final long NEVER = Long.MAX_VALUE;
+
+  @Test
+  void stopsAtTheBudgetAndNeverAsksForMore() {
+    FakeShard shard = new FakeShard(100, 1);
+    FetchResult r = ShardFetch.fetch(shard, 25, 10, NEVER, () -> 0L);
+    assertEquals(25, r.records.size());
+    assertEquals(List.of(10, 10, 5), shard.limits, "each call asks for at most what is left");
+    assertEquals("1", r.firstSequenceNumber());
+    assertEquals("25", r.lastSequenceNumber());
+    assertFalse(r.drained);
+    assertFalse(r.caughtUp);
+  }
+
+  @Test
+  void shortPageAtTheTipMeansCaughtUp() {
+    FakeShard shard = new FakeShard(15, 1);
+    FetchResult r = ShardFetch.fetch(shard, 1000, 10, NEVER, () -> 0L);
+    assertEquals(15, r.records.size());
+    assertTrue(r.caughtUp);
+    assertEquals(2, shard.calls);
+  }
+
+  @Test
+  void fullPagesWithZeroBehindKeepReading() {
+    // kinesalite always says MillisBehindLatest 0: a full page must not end the read.
+    FakeShard shard = new FakeShard(30, 1);
+    shard.fixedMillisBehind = 0L;
+    FetchResult r = ShardFetch.fetch(shard, 1000, 10, NEVER, () -> 0L);
+    assertEquals(30, r.records.size());
+    assertTrue(r.caughtUp);
+    assertEquals(4, shard.calls, "3 full pages, then an empty one at the tip");
+  }
+
+  @Test
+  void emptyPagesBehindTheTipAreSkippedOver() {
+    RecordSource sparse = new RecordSource() {
+      int call;
+
+      @Override
+      public Page next(int limit) {
+        call++;
+        if (call < 3) {
+          return new Page(List.of(), false, 5000L); // a gap in a sparse shard
+        }
+        return new Page(List.of(FakeShard.record(7)), false, 0L);
+      }
+    };
+    FetchResult r = ShardFetch.fetch(sparse, 100, 10, NEVER, () -> 0L);
+    assertEquals(1, r.records.size());
+    assertTrue(r.caughtUp);
+  }
+
+  @Test
+  void closedShardIsDrainedOnItsLastPage() {
+    FakeShard shard = new FakeShard(12, 1);
+    shard.closed = true;
+    FetchResult r = ShardFetch.fetch(shard, 1000, 10, NEVER, () -> 0L);
+    assertEquals(12, r.records.size());
+    // the short page at the tip ends the read; the closure is seen by the next fetch
+    assertTrue(r.caughtUp);
+    FetchResult next = ShardFetch.fetch(shard, 1000, 10, NEVER, () -> 0L);
+    assertTrue(next.drained);
+    assertTrue(next.records.isEmpty());
+  }
+
+  @Test
+  void closedShardWhoseLastPageCarriesRecordsIsDrainedAtOnce() {
+    RecordSource awsLike = limit -> new Page(List.of(FakeShard.record(1)), true, 0L);
+    FetchResult r = ShardFetch.fetch(awsLike, 1000, 10, NEVER, () -> 0L);
+    assertTrue(r.drained);
+    assertEquals(1, r.records.size());
+  }
+
+  @Test
+  void deadlineEndsTheReadBetweenCalls() {
+    FakeShard shard = new FakeShard(100, 1);
+    long[] now = {0};
+    FetchResult r = ShardFetch.fetch(shard, 1000, 10, 30, () -> now[0] += 10);
+    assertEquals(30, r.records.size());
+    assertFalse(r.caughtUp);
+  }
+}

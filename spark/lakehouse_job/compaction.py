@@ -1,0 +1,80 @@
+"""Runs the Merge-on-Read compactions the writer schedules, off the write path.
+
+Async compaction does not run from foreachBatch (apache/hudi#2043), and inline
+compaction would stall ingestion; so the writer only schedules a plan every N
+delta commits and this thread executes pending plans with Hudi's
+`run_compaction` procedure. Writer and compactor share one JVM and coordinate
+through Hudi's in-process lock (see hudi_options).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable
+
+from pyspark.sql import SparkSession
+
+log = logging.getLogger("lakehouse_job.compaction")
+
+# Hudi settings the procedure's own write client must share with the writer.
+CONCURRENCY_CONF = {
+    "hoodie.write.concurrency.mode": "optimistic_concurrency_control",
+    "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.InProcessLockProvider",
+    "hoodie.cleaner.policy.failed.writes": "LAZY",
+    "hoodie.metadata.enable": "false",
+}
+
+
+class CompactionRunner:
+    """A daemon thread that compacts the given MoR tables every `interval_s` seconds."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        table_paths: Callable[[], Iterable[str]],
+        interval_s: float = 20.0,
+    ) -> None:
+        self.spark = spark
+        self.table_paths = table_paths
+        self.interval_s = interval_s
+        self.runs = 0
+        self.failures = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="hudi-compaction", daemon=True)
+
+    def start(self) -> CompactionRunner:
+        for key, value in CONCURRENCY_CONF.items():
+            self.spark.conf.set(key, value)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout_s: float = 120.0) -> None:
+        """Let a compaction in flight finish (it holds the table lock), then stop."""
+        self._stop.set()
+        self._thread.join(timeout_s)
+
+    def compact_now(self) -> None:
+        for path in list(self.table_paths()):
+            self._compact(path)
+
+    def compact_fully(self) -> None:
+        """Schedule and run a compaction of everything not yet compacted (end of a run,
+        so read-optimized views show the final state)."""
+        self.spark.conf.set("hoodie.compact.inline.max.delta.commits", "1")
+        for path in list(self.table_paths()):
+            self.spark.sql(
+                f"CALL run_compaction(op => 'scheduleAndExecute', path => '{path}')"
+            ).collect()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.compact_now()
+
+    def _compact(self, path: str) -> None:
+        try:
+            self.spark.sql(f"CALL run_compaction(op => 'run', path => '{path}')").collect()
+            self.runs += 1
+        except Exception as exc:  # keep ingesting; the next round retries the plan
+            self.failures += 1
+            log.warning("compaction of %s failed (will retry): %s", path, exc)

@@ -1,0 +1,275 @@
+"""The streaming job: Kinesis -> parse/validate/dedupe -> Hudi CoW + MoR, raw JSON, quarantine.
+
+Run it with `lakehouse run` (local mode) or spark-submit (compose). Settings come
+from the command line, falling back to the environment the launchers set
+(KINESIS_ENDPOINT, HMS_URI, LAKEHOUSE_BUCKET, ...).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import signal
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from lakehouse_job import envelope, sinks
+from lakehouse_job.compaction import CompactionRunner
+from lakehouse_job.dedupe import latest_per_key
+from lakehouse_job.hudi_options import SinkSettings, table_path
+from lakehouse_job.parse import REASON, split_batch
+from lakehouse_job.tables import TABLES_YAML, TableSpec, load_tables
+
+log = logging.getLogger("lakehouse_job")
+
+
+def _env(name: str, default: str | None = None) -> str | None:
+    return os.environ.get(name, default)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    bucket = _env("LAKEHOUSE_BUCKET", "lakehouse")
+    database = _env("LAKEHOUSE_DATABASE", "lakehouse")
+    p = argparse.ArgumentParser(prog="lakehouse-job", description=__doc__)
+    p.add_argument("--stream", default=_env("KINESIS_STREAM_NAME", "events"))
+    p.add_argument(
+        "--kinesis-endpoint",
+        default=_env("KINESIS_ENDPOINT"),
+        help="Kinesis API URL; omit for real AWS",
+    )
+    p.add_argument("--region", default=_env("AWS_REGION", "us-east-1"))
+    p.add_argument(
+        "--starting-position",
+        choices=["TRIM_HORIZON", "LATEST"],
+        default="TRIM_HORIZON",
+        help="where to start when there is no checkpoint",
+    )
+    p.add_argument(
+        "--max-records-per-shard",
+        type=int,
+        default=20000,
+        help="upper bound of records read per shard per micro-batch",
+    )
+    p.add_argument("--tables", default=str(TABLES_YAML), help="table declarations (YAML)")
+    p.add_argument("--database", default=database)
+    p.add_argument("--metastore-uri", default=_env("HMS_URI"))
+    p.add_argument("--warehouse", default=f"s3a://{bucket}/warehouse/{database}.db")
+    p.add_argument("--raw", default=f"s3a://{bucket}/raw")
+    p.add_argument("--checkpoint", default=f"s3a://{bucket}/checkpoints/lakehouse-job")
+    p.add_argument("--trigger-seconds", type=float, default=5.0)
+    p.add_argument(
+        "--available-now",
+        action="store_true",
+        help="process what the stream holds now, then stop (tests, demo)",
+    )
+    p.add_argument("--compaction-delta-commits", type=int, default=5)
+    p.add_argument("--compaction-interval", type=float, default=20.0)
+    p.add_argument(
+        "--final-compaction",
+        action="store_true",
+        help="after the query stops, compact every MoR table fully",
+    )
+    p.add_argument("--master", default=_env("SPARK_MASTER"))
+    p.add_argument(
+        "--metrics-file",
+        default=_env("LAKEHOUSE_METRICS_FILE"),
+        help="append one JSON line per micro-batch (the benchmark reads it)",
+    )
+    return p
+
+
+@dataclass
+class BatchMetrics:
+    """What one micro-batch did and how long each sink took, in seconds."""
+
+    batch_id: int
+    records: int = 0
+    valid: dict[str, int] = field(default_factory=dict)
+    quarantined: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)
+    finished_at: float = 0.0
+
+
+class BatchWriter:
+    """The foreachBatch function: one micro-batch into every sink."""
+
+    def __init__(
+        self, specs: Mapping[str, TableSpec], sink: SinkSettings, metrics_file: str | None
+    ) -> None:
+        self.specs = specs
+        self.sink = sink
+        self.metrics_file = Path(metrics_file) if metrics_file else None
+        self.mor_paths: set[str] = set()
+
+    def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        started = time.monotonic()
+        metrics = BatchMetrics(batch_id)
+        split = split_batch(batch, self.specs)
+        classified = split.classified.persist()
+        try:
+            counts = self._counts(classified)
+            metrics.records = sum(counts.values())
+            for event_type, spec in self.specs.items():
+                valid = counts.get((event_type, True), 0)
+                if valid:
+                    metrics.valid[event_type] = valid
+                    self._write_event_type(split.valid[event_type], spec, batch_id, metrics)
+            metrics.quarantined = sum(n for (_, ok), n in counts.items() if not ok)
+            if metrics.quarantined:
+                self._timed(
+                    metrics,
+                    "quarantine",
+                    lambda: sinks.write_quarantine(split.quarantine, self.sink),
+                )
+        finally:
+            classified.unpersist()
+        metrics.seconds["batch"] = time.monotonic() - started
+        metrics.finished_at = time.time()
+        self._report(metrics)
+
+    @staticmethod
+    def _counts(classified: DataFrame) -> dict[tuple[str | None, bool], int]:
+        rows = (
+            classified.groupBy(F.col(envelope.EVENT_TYPE), F.col(REASON).isNull().alias("ok"))
+            .count()
+            .collect()
+        )
+        return {(r[0], bool(r[1])): int(r[2]) for r in rows}
+
+    def _write_event_type(
+        self, rows: DataFrame, spec: TableSpec, batch_id: int, metrics: BatchMetrics
+    ) -> None:
+        self._timed(
+            metrics,
+            f"{spec.table}_json",
+            lambda: sinks.write_raw_json(rows, spec, self.sink, batch_id),
+        )
+        latest = latest_per_key(rows, spec).persist()
+        try:
+            for table_type in spec.table_types:
+                name = spec.table_name(table_type)
+                self._timed(
+                    metrics, name, lambda t=table_type: sinks.write_hudi(latest, spec, t, self.sink)
+                )
+                if table_type == "MERGE_ON_READ":
+                    self.mor_paths.add(table_path(self.sink, spec, table_type))
+        finally:
+            latest.unpersist()
+
+    @staticmethod
+    def _timed(metrics: BatchMetrics, name: str, write: object) -> None:
+        started = time.monotonic()
+        write()  # type: ignore[operator]
+        metrics.seconds[name] = round(time.monotonic() - started, 3)
+
+    def _report(self, metrics: BatchMetrics) -> None:
+        line = json.dumps(metrics.__dict__, sort_keys=True)
+        log.info("batch %s", line)
+        if self.metrics_file:
+            with self.metrics_file.open("a") as out:
+                out.write(line + "\n")
+
+
+def kinesis_stream(spark: SparkSession, args: argparse.Namespace) -> DataFrame:
+    reader = (
+        spark.readStream.format("kinesis")
+        .option("streamName", args.stream)
+        .option("region", args.region)
+        .option("startingPosition", args.starting_position)
+        .option("maxRecordsPerShard", str(args.max_records_per_shard))
+    )
+    if args.kinesis_endpoint:
+        reader = reader.option("endpointUrl", args.kinesis_endpoint)
+    return reader.load()
+
+
+def build_session(args: argparse.Namespace) -> SparkSession:
+    builder = SparkSession.builder.appName("lakehouse-streaming-job")
+    if args.master:
+        builder = builder.master(args.master)
+    return builder.enableHiveSupport().getOrCreate()
+
+
+class GracefulStop:
+    """SIGTERM/SIGINT ask the query to stop after the micro-batch in flight."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        signal.signal(signal.SIGTERM, self._request)
+        signal.signal(signal.SIGINT, self._request)
+
+    def _request(self, signum: int, _frame: object) -> None:
+        log.info("signal %s: stopping after the current micro-batch", signum)
+        self.requested = True
+
+
+def run(args: argparse.Namespace) -> int:
+    specs = load_tables(args.tables)
+    sink = SinkSettings(
+        base_path=args.warehouse,
+        raw_base_path=args.raw,
+        database=args.database,
+        metastore_uri=args.metastore_uri or "",
+        compaction_delta_commits=args.compaction_delta_commits,
+        hive_sync=bool(args.metastore_uri),
+    )
+    spark = build_session(args)
+    writer = BatchWriter(specs, sink, args.metrics_file)
+    compactor = CompactionRunner(
+        spark, lambda: sorted(writer.mor_paths), args.compaction_interval
+    ).start()
+    stream_writer = (
+        kinesis_stream(spark, args)
+        .writeStream.foreachBatch(writer)
+        .option("checkpointLocation", args.checkpoint)
+        .queryName("lakehouse")
+    )
+    if args.available_now:
+        stream_writer = stream_writer.trigger(availableNow=True)
+    else:
+        stream_writer = stream_writer.trigger(processingTime=f"{args.trigger_seconds} seconds")
+    stop = GracefulStop()
+    query = stream_writer.start()
+    log.info(
+        "streaming from %s into %s (checkpoint %s)", args.stream, args.warehouse, args.checkpoint
+    )
+    while query.isActive:
+        if stop.requested:
+            _stop_between_batches(query)
+            break
+        query.awaitTermination(1)
+    compactor.stop()
+    if args.final_compaction:
+        compactor.compact_fully()
+    error = query.exception()
+    if error is not None:
+        log.error("the streaming query failed: %s", error)
+        return 1
+    return 0
+
+
+def _stop_between_batches(query) -> None:  # type: ignore[no-untyped-def]
+    while query.status.get("isTriggerActive"):
+        time.sleep(0.2)
+    query.stop()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(
+        level=logging.INFO,
+        stream=sys.stdout,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    return run(build_parser().parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,52 @@
+"""Launch the streaming job (spark/lakehouse_job) in local mode.
+
+The job is a PySpark driver with Spark in local mode (`local[2]` by default);
+Spark reads services/spark/spark-defaults.conf, the same file compose mounts,
+and gets the jars from the cache.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+from lakehouse import installers
+from lakehouse.config import SERVICES_DIR, Settings
+from lakehouse.supervisor import ServiceSpec, port_is_open
+
+SPARK_UI_PORT = 4040
+
+
+def job_env(settings: Settings, driver_memory: str = "2g") -> dict[str, str]:
+    jars = [*installers.ensure_spark_jars(settings), installers.ensure_kinesis_source_jar(settings)]
+    env = {**os.environ, **settings.service_env()}
+    env.update(
+        SPARK_CONF_DIR=str(SERVICES_DIR / "spark"),
+        JAVA_HOME=str(installers.spark_java_home()),
+        PYSPARK_PYTHON=sys.executable,
+        PYSPARK_DRIVER_PYTHON=sys.executable,
+        PYSPARK_SUBMIT_ARGS=(
+            f"--jars {','.join(str(j) for j in jars)} --driver-memory {driver_memory} pyspark-shell"
+        ),
+    )
+    return env
+
+
+def job_command(
+    settings: Settings, args: Sequence[str] = (), master: str = "local[2]"
+) -> list[str]:
+    return [sys.executable, "-m", "lakehouse_job.job", "--master", master, *args]
+
+
+def job_spec(settings: Settings, args: Sequence[str] = ()) -> ServiceSpec:
+    """The job as a supervised background service (used by `demo` and `run --background`)."""
+    return ServiceSpec(
+        name="job",
+        command=job_command(args),
+        env=job_env(settings),
+        ports=(),
+        url=f"http://127.0.0.1:{SPARK_UI_PORT} (Spark UI)",
+        health=lambda: port_is_open(SPARK_UI_PORT),
+        start_timeout_s=120,
+    )

@@ -1,0 +1,76 @@
+"""The local-mode stack, brought up once per test session and torn down at the end.
+
+If a stack is already running (`make local-up`), the tests use it and leave it
+running; otherwise they start one and, at the end, stop it and check that no
+process and no port of ours is left.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from lakehouse import installers
+from lakehouse import stack as stack_module
+from lakehouse.config import Settings, load_settings
+
+
+@dataclass(frozen=True)
+class Stack:
+    settings: Settings
+    kinesis_endpoint: str
+    region: str
+    aws_access_key: str
+    aws_secret_key: str
+    s3_endpoint: str
+    s3_access_key: str
+    s3_secret_key: str
+    bucket: str
+    hms_uri: str
+    trino_host: str
+    trino_port: int
+    database: str
+
+
+@pytest.fixture(scope="session")
+def stack_settings() -> Settings:
+    return load_settings()
+
+
+@pytest.fixture(scope="session")
+def stack(stack_settings: Settings) -> Iterator[Stack]:
+    settings = stack_settings
+    already_running = all(s.state == "running" for s in stack_module.statuses(settings))
+    if not already_running:
+        stack_module.up(settings)
+    yield Stack(
+        settings=settings,
+        kinesis_endpoint=settings.kinesis_endpoint,
+        region=settings["AWS_REGION"],
+        aws_access_key="test",
+        aws_secret_key="test",
+        s3_endpoint=settings.s3_endpoint,
+        s3_access_key=settings["S3_ACCESS_KEY"],
+        s3_secret_key=settings["S3_SECRET_KEY"],
+        bucket=settings["LAKEHOUSE_BUCKET"],
+        hms_uri=settings.hms_uri,
+        trino_host="127.0.0.1",
+        trino_port=settings.port("TRINO_PORT"),
+        database=settings["LAKEHOUSE_DATABASE"],
+    )
+    if already_running:
+        return
+    stack_module.down(settings)
+    # Down must leave nothing behind: no live process from a PID file, no bound port.
+    leftovers = [s.name for s in stack_module.statuses(settings) if s.state == "running"]
+    assert leftovers == [], f"services still running after down: {leftovers}"
+    assert stack_module.bound_ports(settings) == [], "ports still bound after down"
+
+
+@pytest.fixture(scope="session")
+def spark_jars(stack_settings: Settings) -> list[str]:
+    jars = installers.ensure_spark_jars(stack_settings)
+    source = installers.ensure_kinesis_source_jar(stack_settings)
+    return [str(j) for j in [*jars, source]]

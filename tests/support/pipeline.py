@@ -1,0 +1,136 @@
+"""Helpers for end-to-end tests: an isolated run of the job against the local stack."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import boto3
+import trino
+
+from lakehouse.config import Settings
+from lakehouse.job_launcher import job_command, job_env
+
+
+@dataclass(frozen=True)
+class Run:
+    """Names that keep one test's stream, tables and checkpoint apart from the others'."""
+
+    settings: Settings
+    stream: str
+    database: str
+    bucket: str
+    prefix: str
+    log: Path
+    metrics: Path
+
+    @classmethod
+    def new(cls, settings: Settings, tmp: Path) -> Run:
+        tag = uuid.uuid4().hex[:8]
+        return cls(settings, f"e2e-{tag}", f"e2e_{tag}", settings["LAKEHOUSE_BUCKET"],
+                   f"e2e/{tag}", tmp / "job.log", tmp / "metrics.jsonl")
+
+    @property
+    def warehouse(self) -> str:
+        return f"s3a://{self.bucket}/{self.prefix}/warehouse"
+
+    def job_args(self, *extra: str) -> list[str]:
+        return [
+            "--stream", self.stream, "--database", self.database,
+            "--warehouse", self.warehouse,
+            "--raw", f"s3a://{self.bucket}/{self.prefix}/raw",
+            "--checkpoint", f"s3a://{self.bucket}/{self.prefix}/checkpoint",
+            "--metastore-uri", self.settings.hms_uri,
+            "--kinesis-endpoint", self.settings.kinesis_endpoint,
+            "--metrics-file", str(self.metrics),
+            *extra,
+        ]
+
+    def start_job(self, *extra: str) -> subprocess.Popen:
+        with open(self.log, "ab") as log:
+            return subprocess.Popen(
+                job_command(self.job_args(*extra)), env=job_env(self.settings),
+                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            )
+
+    def run_job(self, *extra: str, timeout_s: float = 900) -> None:
+        process = self.start_job(*extra)
+        try:
+            code = process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            raise AssertionError(f"job did not finish in {timeout_s}s; log {self.log}") from None
+        assert code == 0, f"job exited {code}; last lines of {self.log}:\n{tail(self.log)}"
+
+    def batches_done(self) -> int:
+        return len(self.metrics.read_text().splitlines()) if self.metrics.exists() else 0
+
+    # --- Kinesis ---
+    def kinesis(self):  # type: ignore[no-untyped-def]
+        return boto3.client("kinesis", endpoint_url=self.settings.kinesis_endpoint,
+                            region_name=self.settings["AWS_REGION"],
+                            aws_access_key_id="test", aws_secret_access_key="test")
+
+    def create_stream(self, shards: int = 2) -> None:
+        client = self.kinesis()
+        client.create_stream(StreamName=self.stream, ShardCount=shards)
+        client.get_waiter("stream_exists").wait(
+            StreamName=self.stream, WaiterConfig={"Delay": 0.2, "MaxAttempts": 150})
+
+    def put(self, records: list[bytes], start: int = 0) -> None:
+        client = self.kinesis()
+        for offset in range(0, len(records), 250):
+            chunk = records[offset:offset + 250]
+            response = client.put_records(StreamName=self.stream, Records=[
+                {"Data": data, "PartitionKey": f"k{start + offset + i}"}
+                for i, data in enumerate(chunk)
+            ])
+            assert response["FailedRecordCount"] == 0, response
+
+    # --- Trino ---
+    def query(self, sql: str, catalog: str = "hudi") -> list[list]:
+        cursor = trino.dbapi.connect(host="127.0.0.1", port=self.settings.port("TRINO_PORT"),
+                                     user="test", catalog=catalog,
+                                     schema=self.database).cursor()
+        cursor.execute(sql)
+        return cursor.fetchall()
+
+    # --- S3 ---
+    def s3(self):  # type: ignore[no-untyped-def]
+        return boto3.client("s3", endpoint_url=self.settings.s3_endpoint,
+                            region_name=self.settings["AWS_REGION"],
+                            aws_access_key_id=self.settings["S3_ACCESS_KEY"],
+                            aws_secret_access_key=self.settings["S3_SECRET_KEY"])
+
+    def raw_json_lines(self, table: str) -> list[str]:
+        s3, lines = self.s3(), []
+        paginator = s3.get_paginator("list_objects_v2")
+        for page in paginator.paginate(Bucket=self.bucket, Prefix=f"{self.prefix}/raw/{table}/"):
+            for obj in page.get("Contents", []):
+                if obj["Key"].endswith(".json"):
+                    body = s3.get_object(Bucket=self.bucket, Key=obj["Key"])["Body"].read()
+                    lines += body.decode().splitlines()
+        return lines
+
+
+def tail(path: Path, lines: int = 40) -> str:
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
+
+
+def iso_ms(value: datetime) -> str:
+    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+def wait_for(predicate, timeout_s: float, what: str) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
