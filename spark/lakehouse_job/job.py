@@ -23,7 +23,7 @@ from pyspark.sql import functions as F
 
 from lakehouse_job import envelope, sinks
 from lakehouse_job.compaction import CompactionRunner
-from lakehouse_job.dedupe import latest_per_key
+from lakehouse_job.dedupe import dedupe
 from lakehouse_job.hudi_options import SinkSettings, table_path
 from lakehouse_job.parse import REASON, split_batch
 from lakehouse_job.tables import TABLES_YAML, TableSpec, load_tables
@@ -152,7 +152,7 @@ class BatchWriter:
             f"{spec.table}_json",
             lambda: sinks.write_raw_json(rows, spec, self.sink, batch_id),
         )
-        latest = latest_per_key(rows, spec).persist()
+        latest = dedupe(rows, spec).persist()
         try:
             for table_type in spec.table_types:
                 name = spec.table_name(table_type)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import signal
+import subprocess
 import sys
+import time
 from collections.abc import Callable, Sequence
 
-from lakehouse import installers, stack
+from lakehouse import demo, installers, job_launcher, stack
 from lakehouse.bootstrap import BootstrapError
 from lakehouse.config import ConfigError, Settings, load_settings
 from lakehouse.installers import InstallError
@@ -74,8 +77,98 @@ def cmd_java_test(settings: Settings, _: argparse.Namespace) -> int:
     return installers.run_kinesis_source_tests(settings)
 
 
+def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
+    """The streaming job: in the foreground (Ctrl-C stops after the batch in flight)
+    or, with --background, supervised like the services (`down` stops it)."""
+    job_args = [a for a in args.job_args if a != "--"]
+    if args.background:
+        spec = job_launcher.job_spec(settings, job_args)
+        stack.supervisor_for(settings).start(spec, _say)
+        _say(f"The job is running; log {stack.supervisor_for(settings).log_file('job')}")
+        return 0
+    command = job_launcher.job_command(job_args)
+    process = subprocess.Popen(command, env=job_launcher.job_env(settings))
+    try:
+        return process.wait()
+    except KeyboardInterrupt:
+        process.send_signal(signal.SIGTERM)
+        return process.wait()
+
+
+def load_options(args: argparse.Namespace) -> dict[str, object]:
+    return {
+        "events_per_sec": args.rate,
+        "malformed_rate": args.malformed_rate,
+        "duplicate_rate": args.duplicate_rate,
+        "late_rate": args.late_rate,
+    }
+
+
+def cmd_load(settings: Settings, args: argparse.Namespace) -> int:
+    """Locust master + workers against the local stream; the ledger goes to .local/ledger."""
+    from loadgen.runner import run_load
+
+    _say(
+        f"Load: {args.workers} workers x {args.users} users, model {args.model}, "
+        f"{'web UI on http://127.0.0.1:8089' if args.web else args.run_time}"
+    )
+    return run_load(
+        stream=settings["KINESIS_STREAM_NAME"],
+        endpoint=settings.kinesis_endpoint,
+        region=settings["AWS_REGION"],
+        workers=args.workers,
+        users=args.users,
+        run_time=None if args.web else args.run_time,
+        headless=not args.web,
+        ledger_dir=demo.ledger_dir(settings),
+        event_model=args.model,
+        options=load_options(args),
+        log_dir=settings.logs_dir,
+    )
+
+
+def cmd_verify(settings: Settings, args: argparse.Namespace) -> int:
+    """Compare what Trino returns with the load generator's ledger."""
+    from loadgen import verify
+
+    return verify.main(
+        [
+            "--ledger-dir",
+            str(demo.ledger_dir(settings)),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(settings.port("TRINO_PORT")),
+            "--catalog",
+            "hudi",
+            "--schema",
+            settings["LAKEHOUSE_DATABASE"],
+            "--table-suffix",
+            args.table_suffix,
+            "--where",
+            "NOT _is_deleted",
+        ]
+    )
+
+
 def cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
-    return cmd_up(settings, args)
+    """Stack up, job running, a minute of load, then row counts, a query, freshness."""
+    cmd_up(settings, args)
+    _say("\nStarting the streaming job (Spark local[2])")
+    demo.start_job(settings, _say)
+    _say(f"\nSending events for {args.run_time} (Locust, headless)")
+    code = cmd_load(settings, args)
+    if code != 0:
+        _say(f"warning: the load generator exited with {code}; see {settings.logs_dir}")
+    target = demo.acked_in_ledger(settings)
+    _say(f"\nWaiting for the job to process the {target:,} acknowledged records")
+    demo.wait_until_caught_up(settings, target, _say)
+    time.sleep(2)  # the last batch's hive sync
+    demo.report(settings, _say)
+    _say("")
+    print_urls(settings)
+    _say("\nThe stack and the job keep running: explore, then `make local-down` stops all.")
+    return 0
 
 
 COMMANDS: dict[str, tuple[Callable[[Settings, argparse.Namespace], int], str]] = {
@@ -85,14 +178,30 @@ COMMANDS: dict[str, tuple[Callable[[Settings, argparse.Namespace], int], str]] =
     "install": (cmd_install, "download and build everything the stack needs, into the cache"),
     "java-test": (cmd_java_test, "run the Kinesis source's JUnit tests"),
     "demo": (cmd_demo, "the whole flow: stack up, job, load, results"),
+    "run": (cmd_run, "run the streaming job (extra job options after --)"),
+    "load": (cmd_load, "run the Locust load generator against the local stream"),
+    "verify": (cmd_verify, "compare Trino's tables with the load generator's ledger"),
 }
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lakehouse", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    for name, (_, help_text) in COMMANDS.items():
-        sub.add_parser(name, help=help_text)
+    parsers = {name: sub.add_parser(name, help=text) for name, (_, text) in COMMANDS.items()}
+    parsers["run"].add_argument("--background", action="store_true")
+    parsers["run"].add_argument("job_args", nargs=argparse.REMAINDER)
+    for name in ("load", "demo"):
+        p = parsers[name]
+        p.add_argument("--workers", type=int, default=2)
+        p.add_argument("--users", type=int, default=2)
+        p.add_argument("--rate", type=float, default=50, help="events/s per user")
+        p.add_argument("--run-time", default="60s")
+        p.add_argument("--model", default="orders", help="orders|ticker|clicks|iot|mix")
+        p.add_argument("--malformed-rate", type=float, default=0.01)
+        p.add_argument("--duplicate-rate", type=float, default=0.02)
+        p.add_argument("--late-rate", type=float, default=0.02)
+        p.add_argument("--web", action="store_true", help="Locust web UI instead of headless")
+    parsers["verify"].add_argument("--table-suffix", default="_cow", help="_cow or _mor_ro")
     return parser
 
 

@@ -33,9 +33,7 @@ def job_env(settings: Settings, driver_memory: str = "2g") -> dict[str, str]:
     return env
 
 
-def job_command(
-    settings: Settings, args: Sequence[str] = (), master: str = "local[2]"
-) -> list[str]:
+def job_command(args: Sequence[str] = (), master: str = "local[2]") -> list[str]:
     return [sys.executable, "-m", "lakehouse_job.job", "--master", master, *args]
 
 

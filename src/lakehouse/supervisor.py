@@ -144,7 +144,9 @@ class Supervisor:
         self.logs_dir.mkdir(parents=True, exist_ok=True)
         log_path = self.log_file(spec.name)
         with open(log_path, "ab") as log:
-            log.write(f"\n===== {time.strftime('%Y-%m-%d %H:%M:%S')} starting {spec.name}\n".encode())
+            log.write(
+                f"\n===== {time.strftime('%Y-%m-%d %H:%M:%S')} starting {spec.name}\n".encode()
+            )
             log.flush()
             process = subprocess.Popen(
                 spec.command,

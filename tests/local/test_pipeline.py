@@ -25,14 +25,21 @@ def trino_orders(run: Run, table: str) -> dict[str, dict]:
     result = {}
     for order_id, customer, amount, status, ts, date in rows:
         assert order_id not in result, f"{table}: duplicate row for {order_id}"
-        result[order_id] = {"order_id": order_id, "customer_id": customer, "amount": amount,
-                            "status": status, "order_ts": iso_ms(ts), "partition_date": date}
+        result[order_id] = {
+            "order_id": order_id,
+            "customer_id": customer,
+            "amount": amount,
+            "status": status,
+            "order_ts": iso_ms(ts),
+            "partition_date": date,
+        }
     return result
 
 
 def expected_orders(s: scripted.Scenario) -> dict[str, dict]:
-    return {k: {c: v.get(c) for c in ORDER_COLUMNS.split(", ")}
-            for k, v in s.expected_orders.items()}
+    return {
+        k: {c: v.get(c) for c in ORDER_COLUMNS.split(", ")} for k, v in s.expected_orders.items()
+    }
 
 
 def assert_same_state(actual: dict[str, dict], expected: dict[str, dict], table: str) -> None:
@@ -76,8 +83,15 @@ def test_scripted_stream_reaches_every_sink_exactly(run: Run) -> None:
     run.run_job("--available-now", "--final-compaction", "--max-records-per-shard", "300")
     assert_sinks_hold(run, s)
     reasons = {r[0] for r in run.query("SELECT reason FROM quarantine")}
-    for expected in ("not JSON", "unknown event_type", "missing record key",
-                     "missing event time", "invalid timestamp", "wrong type", "invalid op"):
+    for expected in (
+        "not JSON",
+        "unknown event_type",
+        "missing record key",
+        "missing event time",
+        "invalid timestamp",
+        "wrong type",
+        "invalid op",
+    ):
         assert any(expected in reason for reason in reasons), (expected, reasons)
 
 

@@ -70,8 +70,9 @@ def test_default_stream_was_bootstrapped(stack) -> None:  # type: ignore[no-unty
 
 def test_s3_put_list_get_with_minio_sdk(stack) -> None:  # type: ignore[no-untyped-def]
     host = stack.s3_endpoint.removeprefix("http://")
-    client = Minio(host, access_key=stack.s3_access_key, secret_key=stack.s3_secret_key,
-                   secure=False)
+    client = Minio(
+        host, access_key=stack.s3_access_key, secret_key=stack.s3_secret_key, secure=False
+    )
     assert client.bucket_exists(stack.bucket)
     key = f"tests/{uuid.uuid4().hex}.bin"
     payload = bytes(range(256)) * 64

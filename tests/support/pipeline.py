@@ -33,8 +33,15 @@ class Run:
     @classmethod
     def new(cls, settings: Settings, tmp: Path) -> Run:
         tag = uuid.uuid4().hex[:8]
-        return cls(settings, f"e2e-{tag}", f"e2e_{tag}", settings["LAKEHOUSE_BUCKET"],
-                   f"e2e/{tag}", tmp / "job.log", tmp / "metrics.jsonl")
+        return cls(
+            settings,
+            f"e2e-{tag}",
+            f"e2e_{tag}",
+            settings["LAKEHOUSE_BUCKET"],
+            f"e2e/{tag}",
+            tmp / "job.log",
+            tmp / "metrics.jsonl",
+        )
 
     @property
     def warehouse(self) -> str:
@@ -42,21 +49,33 @@ class Run:
 
     def job_args(self, *extra: str) -> list[str]:
         return [
-            "--stream", self.stream, "--database", self.database,
-            "--warehouse", self.warehouse,
-            "--raw", f"s3a://{self.bucket}/{self.prefix}/raw",
-            "--checkpoint", f"s3a://{self.bucket}/{self.prefix}/checkpoint",
-            "--metastore-uri", self.settings.hms_uri,
-            "--kinesis-endpoint", self.settings.kinesis_endpoint,
-            "--metrics-file", str(self.metrics),
+            "--stream",
+            self.stream,
+            "--database",
+            self.database,
+            "--warehouse",
+            self.warehouse,
+            "--raw",
+            f"s3a://{self.bucket}/{self.prefix}/raw",
+            "--checkpoint",
+            f"s3a://{self.bucket}/{self.prefix}/checkpoint",
+            "--metastore-uri",
+            self.settings.hms_uri,
+            "--kinesis-endpoint",
+            self.settings.kinesis_endpoint,
+            "--metrics-file",
+            str(self.metrics),
             *extra,
         ]
 
     def start_job(self, *extra: str) -> subprocess.Popen:
         with open(self.log, "ab") as log:
             return subprocess.Popen(
-                job_command(self.job_args(*extra)), env=job_env(self.settings),
-                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                job_command(self.job_args(*extra)),
+                env=job_env(self.settings),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
 
     def run_job(self, *extra: str, timeout_s: float = 900) -> None:
@@ -73,40 +92,55 @@ class Run:
 
     # --- Kinesis ---
     def kinesis(self):  # type: ignore[no-untyped-def]
-        return boto3.client("kinesis", endpoint_url=self.settings.kinesis_endpoint,
-                            region_name=self.settings["AWS_REGION"],
-                            aws_access_key_id="test", aws_secret_access_key="test")
+        return boto3.client(
+            "kinesis",
+            endpoint_url=self.settings.kinesis_endpoint,
+            region_name=self.settings["AWS_REGION"],
+            aws_access_key_id="test",
+            aws_secret_access_key="test",
+        )
 
     def create_stream(self, shards: int = 2) -> None:
         client = self.kinesis()
         client.create_stream(StreamName=self.stream, ShardCount=shards)
         client.get_waiter("stream_exists").wait(
-            StreamName=self.stream, WaiterConfig={"Delay": 0.2, "MaxAttempts": 150})
+            StreamName=self.stream, WaiterConfig={"Delay": 0.2, "MaxAttempts": 150}
+        )
 
     def put(self, records: list[bytes], start: int = 0) -> None:
         client = self.kinesis()
         for offset in range(0, len(records), 250):
-            chunk = records[offset:offset + 250]
-            response = client.put_records(StreamName=self.stream, Records=[
-                {"Data": data, "PartitionKey": f"k{start + offset + i}"}
-                for i, data in enumerate(chunk)
-            ])
+            chunk = records[offset : offset + 250]
+            response = client.put_records(
+                StreamName=self.stream,
+                Records=[
+                    {"Data": data, "PartitionKey": f"k{start + offset + i}"}
+                    for i, data in enumerate(chunk)
+                ],
+            )
             assert response["FailedRecordCount"] == 0, response
 
     # --- Trino ---
     def query(self, sql: str, catalog: str = "hudi") -> list[list]:
-        cursor = trino.dbapi.connect(host="127.0.0.1", port=self.settings.port("TRINO_PORT"),
-                                     user="test", catalog=catalog,
-                                     schema=self.database).cursor()
+        cursor = trino.dbapi.connect(
+            host="127.0.0.1",
+            port=self.settings.port("TRINO_PORT"),
+            user="test",
+            catalog=catalog,
+            schema=self.database,
+        ).cursor()
         cursor.execute(sql)
         return cursor.fetchall()
 
     # --- S3 ---
     def s3(self):  # type: ignore[no-untyped-def]
-        return boto3.client("s3", endpoint_url=self.settings.s3_endpoint,
-                            region_name=self.settings["AWS_REGION"],
-                            aws_access_key_id=self.settings["S3_ACCESS_KEY"],
-                            aws_secret_access_key=self.settings["S3_SECRET_KEY"])
+        return boto3.client(
+            "s3",
+            endpoint_url=self.settings.s3_endpoint,
+            region_name=self.settings["AWS_REGION"],
+            aws_access_key_id=self.settings["S3_ACCESS_KEY"],
+            aws_secret_access_key=self.settings["S3_SECRET_KEY"],
+        )
 
     def raw_json_lines(self, table: str) -> list[str]:
         s3, lines = self.s3(), []
@@ -120,7 +154,9 @@ class Run:
 
 
 def tail(path: Path, lines: int = 40) -> str:
-    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
+    return (
+        "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
+    )
 
 
 def iso_ms(value: datetime) -> str:

@@ -41,12 +41,27 @@ def build(orders: int = 120, ticks: int = 40, seed: int = 7) -> Scenario:
         order_id = f"o-{n:05d}"
         start = DAY + timedelta(hours=rng.randrange(0, 23), minutes=rng.randrange(60))
         customer = f"c-{rng.randrange(50):03d}"
-        history = [_order("c", order_id, start, customer_id=customer,
-                          amount=round(rng.uniform(5, 500), 2), status="created")]
+        history = [
+            _order(
+                "c",
+                order_id,
+                start,
+                customer_id=customer,
+                amount=round(rng.uniform(5, 500), 2),
+                status="created",
+            )
+        ]
         for step in range(rng.randrange(0, 4)):
-            history.append(_order("u", order_id, start + timedelta(minutes=5 * (step + 1)),
-                                  customer_id=customer, amount=round(rng.uniform(5, 500), 2),
-                                  status=rng.choice(["paid", "shipped", "delivered"])))
+            history.append(
+                _order(
+                    "u",
+                    order_id,
+                    start + timedelta(minutes=5 * (step + 1)),
+                    customer_id=customer,
+                    amount=round(rng.uniform(5, 500), 2),
+                    status=rng.choice(["paid", "shipped", "delivered"]),
+                )
+            )
         if n % 7 == 0:
             history.append(_order("d", order_id, start + timedelta(hours=1)))
         events.extend(history)
@@ -55,8 +70,14 @@ def build(orders: int = 120, ticks: int = 40, seed: int = 7) -> Scenario:
     late_night = DAY.replace(hour=23, minute=59, second=58)
     events += [
         _order("c", "o-midnight", late_night, customer_id="c-999", amount=1.0, status="created"),
-        _order("u", "o-midnight", late_night + timedelta(seconds=4), customer_id="c-999",
-               amount=2.0, status="paid"),
+        _order(
+            "u",
+            "o-midnight",
+            late_night + timedelta(seconds=4),
+            customer_id="c-999",
+            amount=2.0,
+            status="paid",
+        ),
     ]
     rng.shuffle(events)  # out-of-order arrival
 
@@ -65,17 +86,31 @@ def build(orders: int = 120, ticks: int = 40, seed: int = 7) -> Scenario:
     events += [
         _order("c", "o-zombie", t, customer_id="c-1", amount=9.0, status="created"),
         _order("d", "o-zombie", t + timedelta(minutes=30)),
-        _order("u", "o-zombie", t + timedelta(minutes=10), customer_id="c-1", amount=8.0,
-               status="paid"),
+        _order(
+            "u", "o-zombie", t + timedelta(minutes=10), customer_id="c-1", amount=8.0, status="paid"
+        ),
     ]
     # A late event, hours older than what is stored, sent last: it must lose.
-    events.append(_order("u", "o-00001", DAY - timedelta(hours=5), customer_id="c-000",
-                         amount=0.01, status="late"))
+    events.append(
+        _order(
+            "u",
+            "o-00001",
+            DAY - timedelta(hours=5),
+            customer_id="c-000",
+            amount=0.01,
+            status="late",
+        )
+    )
     for n in range(ticks):
-        events.append({"event_type": "ticker", "event_id": f"t-{n:04d}",
-                       "event_time": iso(DAY + timedelta(seconds=n)),
-                       "ticker": rng.choice(["AAPL", "AMZN", "MSFT"]),
-                       "price": round(rng.uniform(10, 900), 2)})
+        events.append(
+            {
+                "event_type": "ticker",
+                "event_id": f"t-{n:04d}",
+                "event_time": iso(DAY + timedelta(seconds=n)),
+                "ticker": rng.choice(["AAPL", "AMZN", "MSFT"]),
+                "price": round(rng.uniform(10, 900), 2),
+            }
+        )
 
     scenario = Scenario()
     payloads = [json.dumps(e, separators=(",", ":")).encode() for e in events]
@@ -101,8 +136,9 @@ def build(orders: int = 120, ticks: int = 40, seed: int = 7) -> Scenario:
     rng.shuffle(mixed)
     scenario.records = mixed
     scenario.expected_orders = _latest_live(events, "order_id", "order_ts", "partition_date")
-    scenario.expected_ticks = _latest_live(events_of(events, "ticker"), "event_id",
-                                           "event_time", "event_date")
+    scenario.expected_ticks = _latest_live(
+        events_of(events, "ticker"), "event_id", "event_time", "event_date"
+    )
     return scenario
 
 

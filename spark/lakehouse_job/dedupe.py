@@ -1,0 +1,45 @@
+"""Collapse one micro-batch to one row per record key, before the Hudi upsert.
+
+Hudi orders records across commits by the precombine field (DefaultHoodieRecordPayload);
+inside one batch this picks the same winner up front, deterministically, so a delete and
+an older update of the same key in one batch resolve exactly as they would across batches.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from lakehouse_job import columns
+from lakehouse_job.tables import TableSpec
+
+_WINNER = "__winner"
+
+
+def dedupe(rows: DataFrame, spec: TableSpec) -> DataFrame:
+    """One row per spec.record_key: greatest precombine wins.
+
+    Ties (exact duplicates, e.g. a producer retry) go to the highest (_ingest_shard,
+    _ingest_seq). Sequence numbers are decimal strings of varying length, so they are
+    compared by length, then text, i.e. numerically without overflowing a long.
+    `rows` is valid_rows output (or any frame with the key, precombine and _ingest_*
+    columns); the result has the same columns in the same order.
+
+    This keys on the record key alone, like a Hudi global index: two events of one key
+    on different event days are one record, whichever partition it ends up in.
+    """
+    payload = F.struct(*[F.col(name) for name in rows.columns])
+    # max() over a struct compares field by field: one hash aggregation, no sort, unlike a
+    # row_number() window. Precombine and key are never null in valid rows.
+    ordering = F.struct(
+        F.col(spec.precombine).alias("precombine"),
+        F.col(columns.INGEST_SHARD).alias("shard"),
+        F.length(F.col(columns.INGEST_SEQ)).alias("seq_length"),
+        F.col(columns.INGEST_SEQ).alias("seq"),
+        payload.alias("row"),
+    )
+    return (
+        rows.groupBy(F.col(spec.record_key).alias("__key"))
+        .agg(F.max(ordering).alias(_WINNER))
+        .select(f"{_WINNER}.row.*")
+    )

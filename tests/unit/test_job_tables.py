@@ -1,0 +1,312 @@
+"""tables.yaml loading and validation (lakehouse_job.tables, lakehouse_job.spark_schema)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import yaml
+from lakehouse_job.spark_schema import struct_type, valid_row_type
+from lakehouse_job.tables import TABLES_YAML, TablesConfigError, load_tables, parse_tables
+from pyspark.sql.types import (
+    BooleanType,
+    DoubleType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+pytestmark = pytest.mark.unit
+
+SOURCE = "conf/tables-under-test.yaml"
+
+BASE: dict[str, Any] = {
+    "defaults": {"table_types": ["COPY_ON_WRITE", "MERGE_ON_READ"], "max_record_bytes": 65536},
+    "event_types": {
+        "orders": {
+            "table": "hudi_orders",
+            "schema": {
+                "order_id": "string",
+                "amount": "double",
+                "order_ts": "timestamp",
+            },
+            "record_key": "order_id",
+            "precombine": "order_ts",
+            "partition_by": {"name": "partition_date", "from": "order_ts"},
+            "op_field": "op",
+        },
+        "ticker": {
+            "table": "stock_ticks",
+            "schema": {"event_id": "string", "event_time": "timestamp"},
+            "record_key": "event_id",
+            "precombine": "event_time",
+            "partition_by": {"name": "event_date", "from": "event_time"},
+        },
+    },
+}
+
+
+def _orders(doc: dict[str, Any]) -> dict[str, Any]:
+    entry: dict[str, Any] = doc["event_types"]["orders"]
+    return entry
+
+
+def test_project_tables_yaml_loads() -> None:
+    specs = load_tables(TABLES_YAML)
+
+    assert list(specs) == ["orders", "ticker", "clicks", "iot"]
+    orders = specs["orders"]
+    assert list(orders.schema.items()) == [
+        ("order_id", "string"),
+        ("customer_id", "string"),
+        ("amount", "double"),
+        ("status", "string"),
+        ("order_ts", "timestamp"),
+    ]
+    assert (orders.record_key, orders.precombine) == ("order_id", "order_ts")
+    assert (orders.partition_name, orders.partition_source) == ("partition_date", "order_ts")
+    assert orders.op_field == "op"
+    assert specs["ticker"].op_field is None
+    assert orders.table_types == ("COPY_ON_WRITE", "MERGE_ON_READ")
+    assert orders.max_record_bytes == 65536
+    assert orders.table_name("MERGE_ON_READ") == "hudi_orders_mor"
+    assert orders.table_name("COPY_ON_WRITE") == "hudi_orders_cow"
+
+
+def test_specs_are_immutable() -> None:
+    orders = parse_tables(yaml.safe_dump(BASE))["orders"]
+
+    with pytest.raises(AttributeError):
+        orders.table = "other"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        orders.schema["amount"] = "long"  # type: ignore[index]
+    assert hash(orders) == hash(parse_tables(yaml.safe_dump(BASE))["orders"])
+
+
+def test_entries_override_defaults() -> None:
+    doc = copy.deepcopy(BASE)
+    _orders(doc).update(table_types=["MERGE_ON_READ"], max_record_bytes=1024)
+
+    specs = parse_tables(yaml.safe_dump(doc))
+
+    assert specs["orders"].table_types == ("MERGE_ON_READ",)
+    assert specs["orders"].max_record_bytes == 1024
+    assert specs["ticker"].max_record_bytes == 65536
+
+
+def test_spark_types_follow_declaration_order() -> None:
+    orders = load_tables(TABLES_YAML)["orders"]
+
+    assert struct_type(orders) == StructType(
+        [
+            StructField("order_id", StringType()),
+            StructField("customer_id", StringType()),
+            StructField("amount", DoubleType()),
+            StructField("status", StringType()),
+            StructField("order_ts", TimestampType()),
+        ]
+    )
+    assert valid_row_type(orders).fieldNames()[5:] == [
+        "partition_date",
+        "_op",
+        "_is_deleted",
+        "_ingest_shard",
+        "_ingest_seq",
+        "_arrival_ts",
+    ]
+    assert valid_row_type(orders)["_is_deleted"].dataType == BooleanType()
+
+
+Mutation = Callable[[dict[str, Any]], None]
+
+
+def _set(path: str, value: object) -> Mutation:
+    def mutate(doc: dict[str, Any]) -> None:
+        *parents, leaf = path.split("/")
+        node = doc
+        for part in parents:
+            node = node[part]
+        node[leaf] = value
+
+    return mutate
+
+
+def _delete(path: str) -> Mutation:
+    def mutate(doc: dict[str, Any]) -> None:
+        *parents, leaf = path.split("/")
+        node = doc
+        for part in parents:
+            node = node[part]
+        del node[leaf]
+
+    return mutate
+
+
+ORDERS = "event_types/orders"
+
+INVALID: list[tuple[str, Mutation, str]] = [
+    (
+        "unknown type",
+        _set(f"{ORDERS}/schema/amount", "decimal"),
+        "event_types.orders: schema field 'amount' has unknown type 'decimal'",
+    ),
+    (
+        "record key not in schema",
+        _set(f"{ORDERS}/record_key", "id"),
+        "event_types.orders: record_key 'id' is not a field in schema",
+    ),
+    (
+        "record key of a lossy type",
+        _set(f"{ORDERS}/record_key", "amount"),
+        "event_types.orders: record_key 'amount' has type double, expected string or long",
+    ),
+    (
+        "precombine not in schema",
+        _set(f"{ORDERS}/precombine", "updated_at"),
+        "event_types.orders: precombine 'updated_at' is not a field in schema",
+    ),
+    (
+        "precombine not a timestamp",
+        _set(f"{ORDERS}/precombine", "amount"),
+        "event_types.orders: precombine 'amount' has type double, expected timestamp",
+    ),
+    (
+        "partition source not in schema",
+        _set(f"{ORDERS}/partition_by", {"name": "partition_date", "from": "created"}),
+        "event_types.orders: partition_by.from 'created' is not a field in schema",
+    ),
+    (
+        "partition column clashes with a field",
+        _set(f"{ORDERS}/partition_by", {"name": "amount", "from": "order_ts"}),
+        "event_types.orders: partition_by.name 'amount' is derived and must not be in schema",
+    ),
+    (
+        "partition_by shape",
+        _set(f"{ORDERS}/partition_by", "order_ts"),
+        "event_types.orders: partition_by must be {name: <column>, from: <field>}",
+    ),
+    (
+        "op field also declared as a column",
+        _set(f"{ORDERS}/op_field", "amount"),
+        "event_types.orders: op_field 'amount' must not be in schema",
+    ),
+    (
+        "required key missing",
+        _delete(f"{ORDERS}/precombine"),
+        "event_types.orders: missing required key(s): precombine",
+    ),
+    (
+        "misspelt optional key",
+        _set(f"{ORDERS}/opfield", "op"),
+        "event_types.orders: unknown key(s) opfield",
+    ),
+    (
+        "mixed-case column",
+        _set(f"{ORDERS}/schema/Amount", "double"),
+        "event_types.orders: schema field: 'Amount' is not a lower-case identifier",
+    ),
+    (
+        "column in the job's namespace",
+        _set(f"{ORDERS}/schema/_op", "string"),
+        "event_types.orders: schema field: '_op' is not a lower-case identifier",
+    ),
+    (
+        "empty schema",
+        _set(f"{ORDERS}/schema", {}),
+        "event_types.orders: schema must be a non-empty mapping",
+    ),
+    (
+        "bad table name",
+        _set(f"{ORDERS}/table", "hudi-orders"),
+        "event_types.orders: table: 'hudi-orders' is not a lower-case identifier",
+    ),
+    (
+        "two entries, one table",
+        _set("event_types/ticker/table", "hudi_orders"),
+        "event_types.ticker: table 'hudi_orders' is already used by event_types.orders",
+    ),
+    (
+        "unknown table type",
+        _set(f"{ORDERS}/table_types", ["COPY_ON_WRITE", "MERGE_ON_WRITE"]),
+        "event_types.orders: table_types must be a non-empty list",
+    ),
+    (
+        "max_record_bytes not positive",
+        _set("defaults/max_record_bytes", 0),
+        "defaults: max_record_bytes must be a positive integer, got 0",
+    ),
+    (
+        "max_record_bytes a boolean",
+        _set(f"{ORDERS}/max_record_bytes", True),
+        "event_types.orders: max_record_bytes must be a positive integer, got True",
+    ),
+    (
+        "unknown default",
+        _set("defaults/max_bytes", 10),
+        "defaults: unknown key(s) max_bytes",
+    ),
+    (
+        "no event types",
+        _set("event_types", {}),
+        "'event_types' must be a non-empty mapping",
+    ),
+    (
+        "entry not a mapping",
+        _set(ORDERS, ["table"]),
+        "event_types.orders: must be a mapping",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"), [(m, msg) for _, m, msg in INVALID], ids=[i for i, _, _ in INVALID]
+)
+def test_invalid_declarations_name_file_entry_and_problem(mutate: Mutation, message: str) -> None:
+    doc = copy.deepcopy(BASE)
+    mutate(doc)
+
+    with pytest.raises(TablesConfigError) as error:
+        parse_tables(yaml.safe_dump(doc, sort_keys=False), source=SOURCE)
+
+    assert str(error.value).startswith(f"{SOURCE}: ")
+    assert message in str(error.value)
+
+
+def test_duplicate_yaml_keys_are_rejected() -> None:
+    # PyYAML would silently keep the second declaration.
+    text = """
+event_types:
+  orders:
+    table: hudi_orders
+    schema:
+      order_id: string
+      amount: double
+      amount: string
+      order_ts: timestamp
+    record_key: order_id
+    precombine: order_ts
+    partition_by: {name: partition_date, from: order_ts}
+"""
+
+    with pytest.raises(TablesConfigError, match=rf"^{SOURCE}: line 8: duplicate key 'amount'"):
+        parse_tables(text, source=SOURCE)
+
+
+def test_unparsable_yaml_names_the_file() -> None:
+    with pytest.raises(TablesConfigError, match=rf"^{SOURCE}: not valid YAML"):
+        parse_tables("event_types: [unclosed", source=SOURCE)
+
+
+def test_top_level_must_be_a_mapping() -> None:
+    with pytest.raises(TablesConfigError, match="expected a mapping with 'event_types'"):
+        parse_tables("- orders\n", source=SOURCE)
+
+
+def test_missing_file_names_the_path(tmp_path: Any) -> None:
+    missing = tmp_path / "nope.yaml"
+
+    with pytest.raises(TablesConfigError, match=f"^{missing}: cannot read"):
+        load_tables(missing)
