@@ -1,14 +1,30 @@
-"""ISO-8601 UTC timestamps with milliseconds and a Z: 2026-11-22T19:00:00.123Z."""
+"""Timestamps: the generator writes ISO-8601 UTC with milliseconds and a Z
+(2026-11-22T19:00:00.123Z); the ledger reads any form the record rules accept.
+
+The accepted form is rule 9 of the "Record rules" in spark/tables.yaml, implemented for
+the job by lakehouse_job.timestamps; parse_iso_micros must accept exactly the same strings.
+"""
 
 from __future__ import annotations
 
 import re
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
+from typing import Final
 
-DAY_MS = 86_400_000
+DAY_MS: Final = 86_400_000
+_DAY_MICROS: Final = 86_400_000_000
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_ISO_MS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
+_EPOCH_ORDINAL: Final = date(1970, 1, 1).toordinal()
+# [0-9], not \d (any Unicode digit in Python), and fullmatch, so a trailing newline fails.
+_ISO: Final = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,6}))?"
+    r"(?:Z|([+-])([0-9]{2}):([0-9]{2}))"
+)
+_MAX_OFFSET_MINUTES: Final = 18 * 60  # java.time.ZoneOffset's range
+# UTC years 0001..9999, as lakehouse_job.timestamps.MIN_MICROS / MAX_MICROS.
+MIN_MICROS: Final = -62_135_596_800_000_000
+MAX_MICROS: Final = 253_402_300_799_999_999
 
 
 def now_ms() -> int:
@@ -21,20 +37,44 @@ def format_ms(ms: int) -> str:
     return f"{dt:%Y-%m-%dT%H:%M:%S}.{ms % 1000:03d}Z"
 
 
-def parse_iso_ms(value: object) -> int | None:
-    """Strictly parse the generator's format back to epoch ms; None if invalid."""
-    if not isinstance(value, str) or not _ISO_MS.match(value):
+def parse_iso_micros(value: object) -> int | None:
+    """A timestamp string the record rules accept -> epoch microseconds; else None."""
+    if not isinstance(value, str) or (m := _ISO.fullmatch(value)) is None:
         return None
+    year, month, day, hour, minute, second = (int(g) for g in m.groups()[:6])
+    fraction, sign, off_hours, off_minutes = m.groups()[6:]
     try:
-        dt = datetime.strptime(value[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
-    except ValueError:
+        days = date(year, month, day).toordinal() - _EPOCH_ORDINAL
+    except ValueError:  # month 13, Feb 30, year 0000
         return None
-    return int(dt.timestamp()) * 1000 + int(value[20:23])
+    if hour > 23 or minute > 59 or second > 59:  # no leap seconds, no 24:00
+        return None
+    offset = 0
+    if sign is not None:
+        offset = int(off_hours) * 60 + int(off_minutes)
+        if int(off_minutes) > 59 or offset > _MAX_OFFSET_MINUTES:
+            return None
+        offset = offset if sign == "+" else -offset
+    # Integer arithmetic, not datetime: an offset may carry the instant past year 9999.
+    seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset * 60
+    micros = seconds * 1_000_000 + int((fraction or "").ljust(6, "0"))
+    return micros if MIN_MICROS <= micros <= MAX_MICROS else None
+
+
+def parse_iso_ms(value: object) -> int | None:
+    """parse_iso_micros truncated (floored) to milliseconds: the precision compared."""
+    micros = parse_iso_micros(value)
+    return None if micros is None else micros // 1000
 
 
 def date_of_ms(ms: int) -> str:
     """UTC partition date (yyyy-MM-dd) of an epoch-ms instant."""
-    return datetime.fromtimestamp(ms // 1000, tz=UTC).strftime("%Y-%m-%d")
+    return date_of_micros(ms * 1000)
+
+
+def date_of_micros(micros: int) -> str:
+    """UTC partition date (yyyy-MM-dd) of an epoch-microsecond instant."""
+    return date.fromordinal(_EPOCH_ORDINAL + micros // _DAY_MICROS).isoformat()
 
 
 def datetime_to_ms(dt: datetime) -> int:

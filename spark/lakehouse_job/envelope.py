@@ -26,6 +26,7 @@ PAYLOAD: Final = "__payload"
 TEXT: Final = "__text"
 ENVELOPE: Final = "__envelope"
 EVENT_TYPE: Final = "__event_type"
+KEYS: Final = "__keys"
 
 CORRUPT: Final = "__corrupt_record"
 
@@ -41,6 +42,9 @@ JSON_OPTIONS: Final[dict[str, str]] = {
 }
 
 NOT_UTF8_REASON: Final = "not UTF-8 (raw_payload is base64)"
+# The bracket wrapping that finds trailing data adds a nesting level, and Jackson allows
+# 1000, so 999 is the documented limit; both causes share the reason.
+TRAILING_REASON: Final = "not JSON: data after the object, or nested deeper than 999 levels"
 
 # Long free-form values are cut before they go into a reason string.
 _MAX_QUOTED_CHARS: Final = 64
@@ -76,7 +80,10 @@ def with_envelope(batch: DataFrame, max_record_bytes: int) -> DataFrame:
     parseable = F.col(UTF8) & (F.col(SIZE) > 0) & (F.col(SIZE) <= max_record_bytes)
     staged = staged.select("*", F.when(parseable, F.col(PAYLOAD)).alias(TEXT))
     envelope = F.from_json(F.col(TEXT), _ENVELOPE_SCHEMA, JSON_OPTIONS)
-    return staged.select("*", envelope.alias(ENVELOPE)).select(
+    # Top-level field names, duplicates included (from_json keeps one value silently).
+    # Staged, not inlined: the duplicate check reads it twice.
+    keys = F.json_object_keys(F.col(TEXT))
+    return staged.select("*", envelope.alias(ENVELOPE), keys.alias(KEYS)).select(
         "*", F.col(f"{ENVELOPE}.event_type").alias(EVENT_TYPE)
     )
 
@@ -96,9 +103,32 @@ def envelope_checks(event_types: Collection[str], max_record_bytes: int) -> list
         (~F.col(UTF8), F.lit(NOT_UTF8_REASON)),
         (malformed & other_json_value, F.lit("not a JSON object")),
         (malformed, F.lit("not JSON")),
+        (_trailing_data(text), F.lit(TRAILING_REASON)),
+        (F.size(F.col(KEYS)) != F.size(F.array_distinct(F.col(KEYS))), _duplicate_key_reason()),
         (event_type.isNull() | (event_type == ""), F.lit("missing event_type")),
         (~event_type.isin(*event_types), quoted("unknown event_type", event_type)),
     ]
+
+
+def _trailing_data(text: Column) -> Column:
+    """Text after the first JSON value, which from_json never reads ('{"a":1} x').
+
+    Wrapped in brackets, a clean record is an array of exactly one value, and anything
+    after the object either breaks the array or adds elements, except data starting with
+    ']', which closes the array early; appending a sentinel element catches that case.
+    json_array_length gives null for invalid JSON (too deep included). Only evaluated for
+    records that parsed, and the second scan only when the text holds a ']'.
+    """
+    once = F.json_array_length(F.concat(F.lit("["), text, F.lit("]")))
+    sentinel = F.json_array_length(F.concat(F.lit("["), text, F.lit(",0]")))
+    closes_early = text.contains("]") & ~F.coalesce(sentinel == 2, F.lit(False))
+    return ~F.coalesce(once == 1, F.lit(False)) | closes_early
+
+
+def _duplicate_key_reason() -> Column:
+    keys = F.col(KEYS)
+    repeated = F.filter(keys, lambda key, i: F.array_position(keys, key) != i + 1)
+    return quoted("duplicate key", F.element_at(repeated, 1))
 
 
 def too_large_reason(max_record_bytes: int) -> str:

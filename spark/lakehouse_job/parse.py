@@ -1,16 +1,15 @@
 """Split a Kinesis micro-batch into typed rows per event type and a quarantine.
 
 Every input row ends up in exactly one output: the valid rows of its event type or the
-quarantine, which says why. Only DataFrame expressions are used (no Python UDFs), and
-each record's JSON is parsed at most twice on the happy path (event_type, then its
-declared schema) plus once more if a field had the wrong JSON type.
+quarantine, which says why. Only DataFrame expressions are used (no Python UDFs). Each
+record's JSON is parsed twice on the happy path (event_type, then its declared schema)
+and scanned twice more without conversion (field names, trailing data); records with
+a wrong-typed field, or a string field whose text looks like another JSON type, are
+parsed once or twice more to tell which.
 
-Typing is strict: a double field must hold a JSON number, a long an integral number, a
-boolean true/false, a timestamp an ISO-8601 string with zone ("2026-11-22T19:00:00.123Z").
-A value that does not fit is quarantined, never nulled. String fields accept any JSON
-value (a number or object is kept as its JSON text, as Spark's from_json does). Fields
-not in the schema are ignored. Known gap: Spark's JSON reader stops after the first
-value, so trailing text after the top-level object ('{"a":1} x') is not detected.
+What makes a record valid is the "Record rules" section of spark/tables.yaml; the load
+generator's ledger (loadgen.validation) implements the same rules in Python, and
+tests/vectors/records.jsonl holds the cases both must classify alike.
 
 The job must set spark.sql.session.timeZone=UTC. The transforms themselves do not depend
 on it (zones come from the strings, partition days are computed from epoch seconds), but
@@ -48,9 +47,10 @@ def classify(batch: DataFrame, specs: Mapping[str, TableSpec]) -> DataFrame:
     `batch` has the Kinesis source schema (data, shardId, sequenceNumber,
     approximateArrivalTimestamp, ...). The reason column is null for valid rows; otherwise
     it holds the first failed check, in this order: empty record, too large, not UTF-8,
-    not JSON / not a JSON object, missing / unknown event_type, then for the record's
-    type: too large for that table, missing record key, missing event time, invalid
-    timestamp / wrong type per field in schema order, invalid op.
+    not JSON / not a JSON object / trailing data / duplicate key, missing / unknown
+    event_type, then for the record's type: too large for that table, missing record key,
+    missing event time, invalid timestamp / wrong type per field in schema order, invalid
+    op.
     """
     global_max = max(spec.max_record_bytes for spec in specs.values())
     staged = envelope.with_envelope(batch, global_max)
@@ -58,7 +58,8 @@ def classify(batch: DataFrame, specs: Mapping[str, TableSpec]) -> DataFrame:
 
     staged = staged.select("*", *[sc.parsed().alias(sc.fields_col) for sc in per_spec])
     raws = [raw.alias(sc.raw_col) for sc in per_spec if (raw := sc.raw()) is not None]
-    staged = staged.select("*", *raws)
+    probes = [probe for sc in per_spec for probe in sc.probes()]
+    staged = staged.select("*", *raws, *probes)
 
     checks = envelope.envelope_checks(list(specs), global_max)
     for sc in per_spec:

@@ -29,6 +29,11 @@ TABLES_YAML: Final[Path] = Path(__file__).resolve().parent.parent / "tables.yaml
 # for the job's own columns (_op, _is_deleted, ...) and Hudi's (_hoodie_*).
 _IDENTIFIER: Final[re.Pattern[str]] = re.compile(r"^[a-z][a-z0-9_]*$")
 
+# The job reads event_type as text, and a non-string JSON value comes out as its JSON
+# text (1, true, {...}, [...], "Infinity" with quotes for 1e400); a declared name of
+# that shape would let such a value pass where the record rules require a JSON string.
+_JSON_LITERAL_LIKE: Final[re.Pattern[str]] = re.compile(r'^[-0-9"{\[]|^(true|false|null)$')
+
 # Record keys become Hudi key strings; doubles/timestamps/booleans make poor, lossy keys.
 _KEY_TYPES: Final[frozenset[str]] = frozenset({"string", "long"})
 
@@ -127,6 +132,11 @@ def _build_specs(document: object, source: str) -> Mapping[str, TableSpec]:
     for event_type, entry in entries.items():
         if not isinstance(event_type, str) or not event_type:
             raise TablesConfigError(f"{source}: event type {event_type!r} must be a string")
+        if _JSON_LITERAL_LIKE.match(event_type):
+            raise TablesConfigError(
+                f"{source}: event type {event_type!r} looks like a JSON number, boolean, "
+                "null, object or array"
+            )
         spec = _spec(event_type, entry, defaults, f"{source}: event_types.{event_type}")
         if spec.table in owners:
             raise TablesConfigError(

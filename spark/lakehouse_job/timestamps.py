@@ -1,4 +1,8 @@
-"""Strict ISO-8601 timestamp parsing and UTC day derivation as Column expressions."""
+"""Strict ISO-8601 timestamp parsing and UTC day derivation as Column expressions.
+
+The accepted form is part of the record rules in spark/tables.yaml; the load generator's
+ledger (loadgen.timefmt.parse_iso_micros) implements the same rule in Python.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +14,19 @@ from pyspark.sql import functions as F
 # Spark's own string->timestamp parsing is lenient ("2026-11-22", "2026-11-22 19:00" and
 # epoch numbers all pass), so the shape is checked first: date 'T' time, optional
 # fraction of up to microseconds (Spark's precision), and an explicit zone, Z or +hh:mm.
-ISO_TIMESTAMP_REGEX: Final = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$"
+# [0-9], not \d, and \z, not $: the same regex must mean the same thing in Python, where
+# \d matches any Unicode digit and $ also matches before a trailing newline.
+ISO_TIMESTAMP_REGEX: Final = (
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?"
+    r"(Z|[+-][0-9]{2}:[0-9]{2})\z"
+)
 # The fraction section accepts 1..6 digits when parsing; XXX accepts Z and +hh:mm.
 _PATTERN: Final = "yyyy-MM-dd'T'HH:mm:ss[.SSSSSS]XXX"
 _SECONDS_PER_DAY: Final = 86_400
+# Instants outside years 0001..9999 (UTC) are rejected: Spark would accept year 0000 or a
+# UTC year 10000 reached through an offset, but Hive dates, Trino and Python cannot.
+MIN_MICROS: Final = -62_135_596_800_000_000  # 0001-01-01T00:00:00Z
+MAX_MICROS: Final = 253_402_300_799_999_999  # 9999-12-31T23:59:59.999999Z
 
 
 def parse_iso_timestamp(raw: Column) -> Column:
@@ -23,7 +36,9 @@ def parse_iso_timestamp(raw: Column) -> Column:
     zone. try_to_timestamp (not to_timestamp) so that impossible dates such as
     2026-02-30 give null rather than an error when ANSI mode is on.
     """
-    return F.when(raw.rlike(ISO_TIMESTAMP_REGEX), F.try_to_timestamp(raw, F.lit(_PATTERN)))
+    ts = F.try_to_timestamp(raw, F.lit(_PATTERN))
+    in_range = F.unix_micros(ts).between(MIN_MICROS, MAX_MICROS)
+    return F.when(raw.rlike(ISO_TIMESTAMP_REGEX), F.when(in_range, ts))
 
 
 def utc_date_string(ts: Column) -> Column:

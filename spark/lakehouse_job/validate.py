@@ -6,7 +6,15 @@ from typing import Final
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
-from pyspark.sql.types import StringType, StructField, StructType
+from pyspark.sql.types import (
+    ArrayType,
+    BooleanType,
+    DataType,
+    DoubleType,
+    StringType,
+    StructField,
+    StructType,
+)
 
 from lakehouse_job import columns, envelope
 from lakehouse_job.envelope import CORRUPT, JSON_OPTIONS, Check
@@ -17,6 +25,18 @@ from lakehouse_job.timestamps import parse_iso_timestamp, utc_date_string
 OPS: Final[tuple[str, ...]] = ("c", "u", "d")
 # Events without an op are upserts: Hudi treats c and u alike, so u is the honest label.
 DEFAULT_OP: Final = "u"
+
+# from_json renders a non-string JSON value in a string field as its JSON text, so 42 and
+# "42" look alike. Each probe re-reads the string fields with a type that converts one
+# kind of non-string value and fails on every JSON string, only for records where some
+# string field's text could be that kind: (name, text pattern, probe type).
+_PROBES: Final[tuple[tuple[str, str, DataType], ...]] = (
+    ("number", r'^[-0-9"]', DoubleType()),  # 1e400 renders as "Infinity", quotes included
+    ("boolean", r"^(true|false)$", BooleanType()),
+    # An empty struct, not a map: a map would fail the batch on duplicate nested keys.
+    ("object", r"^\{", StructType([])),
+    ("array", r"^\[", ArrayType(StringType())),
+)
 
 
 class SpecColumns:
@@ -34,6 +54,9 @@ class SpecColumns:
         # Types JSON cannot carry as-is are read as strings and checked here; the rest
         # are parsed by from_json, which flags a value of the wrong JSON type.
         self._typed = [n for n, t in spec.schema.items() if t not in ("string", "timestamp")]
+        # Timestamps need no probe: no non-string JSON text matches the ISO pattern.
+        self._strings = [n for n, t in spec.schema.items() if t == "string"]
+        self.probe_cols = {name: f"__probe_{name}_{suffix}" for name, _, _ in _PROBES}
 
     def is_mine(self) -> Column:
         return F.col(envelope.EVENT_TYPE) == self.spec.event_type
@@ -64,6 +87,20 @@ class SpecColumns:
         failed = F.col(f"{self.fields_col}.{CORRUPT}").isNotNull()
         return F.when(failed, F.from_json(F.col(envelope.TEXT), schema, JSON_OPTIONS))
 
+    def probes(self) -> list[Column]:
+        """String fields re-read by each probe type (aliased); empty without string fields."""
+        if not self._strings:
+            return []
+        found = []
+        for name, pattern, probe_type in _PROBES:
+            suspect = F.lit(False)
+            for field in self._strings:
+                suspect = suspect | self._value(field).rlike(pattern)
+            schema = StructType([StructField(f, probe_type) for f in self._strings])
+            probe = F.from_json(F.col(envelope.TEXT), schema, JSON_OPTIONS)
+            found.append(F.when(self.is_mine() & suspect, probe).alias(self.probe_cols[name]))
+        return found
+
     def checks(self, global_max_bytes: int) -> list[Check]:
         """This event type's checks, in order; each is guarded by the event type."""
         spec = self.spec
@@ -86,6 +123,10 @@ class SpecColumns:
             if type_name == "timestamp":
                 invalid = self._present(name) & self.timestamp(name).isNull()
                 found.append((invalid, F.lit(f"invalid timestamp in {name}")))
+            elif type_name == "string":
+                found.append(
+                    (self._not_a_string(name), F.lit(f"wrong type for {name}: expected string"))
+                )
             elif name in self._typed:
                 wrong = self._present(name) & self._value(name).isNull()
                 found.append((wrong, F.lit(f"wrong type for {name}: expected {type_name}")))
@@ -122,6 +163,13 @@ class SpecColumns:
         if self.spec.op_field is None:
             return F.lit(DEFAULT_OP)
         return F.coalesce(F.lower(F.trim(self._value(self.spec.op_field))), F.lit(DEFAULT_OP))
+
+    def _not_a_string(self, name: str) -> Column:
+        not_string = F.lit(False)
+        for probe, pattern, _ in _PROBES:
+            converted = F.col(f"{self.probe_cols[probe]}.{name}").isNotNull()
+            not_string = not_string | (self._value(name).rlike(pattern) & converted)
+        return not_string
 
     def _value(self, name: str) -> Column:
         return F.col(f"{self.fields_col}.{name}")

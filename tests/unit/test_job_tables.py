@@ -254,6 +254,11 @@ INVALID: list[tuple[str, Mutation, str]] = [
         "'event_types' must be a non-empty mapping",
     ),
     (
+        "event type that a non-string JSON value would match",
+        _set("event_types/true", {}),
+        "event type 'true' looks like a JSON number, boolean, null, object or array",
+    ),
+    (
         "entry not a mapping",
         _set(ORDERS, ["table"]),
         "event_types.orders: must be a mapping",

@@ -1,0 +1,212 @@
+"""Is a Kinesis record valid? The ledger's side of the "Record rules" in spark/tables.yaml.
+
+The streaming job decides the same question with Spark expressions (lakehouse_job.parse);
+tests/vectors/records.jsonl holds the cases both must classify alike. `classify` applies
+the rules in the documented order and names the first one broken with a ledger kind.
+
+Where Python's json module and the job's JSON parser (Jackson, inside Spark) differ, this
+module follows Jackson's settings: NaN/Infinity are not numbers, numbers are at most 1000
+digits, and the whole text must be one object (json.loads already rejects trailing data).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Final
+
+from loadgen.tables import Tables, TableSpec
+from loadgen.timefmt import parse_iso_micros
+
+VALID: Final = "valid"
+EMPTY: Final = "empty"
+OVERSIZE: Final = "oversize"
+NOT_UTF8: Final = "not_utf8"
+NOT_JSON: Final = "not_json"
+UNKNOWN_EVENT_TYPE: Final = "unknown_event_type"
+MISSING_KEY: Final = "missing_key"
+MISSING_TIME: Final = "missing_time"
+INVALID_TIME: Final = "invalid_time"
+WRONG_TYPES: Final = "wrong_types"
+INVALID_OP: Final = "invalid_op"
+
+OPS: Final = frozenset({"c", "u", "d"})
+DEFAULT_OP: Final = "u"  # as lakehouse_job.validate.DEFAULT_OP
+
+# Jackson 2.15's default StreamReadConstraints, which the job's parser runs with. The job
+# finds trailing data by wrapping the text in brackets, one level more, hence 999.
+MAX_DEPTH: Final = 999
+MAX_NUMBER_DIGITS: Final = 1000
+_LONG_MIN: Final = -(2**63)
+_LONG_MAX: Final = 2**63 - 1
+
+
+class _Rejected(ValueError):
+    """The text is JSON to Python but not to the job's parser."""
+
+
+class _Object(dict[str, Any]):
+    """A decoded JSON object that remembers whether a field name appeared twice."""
+
+    duplicate: bool = False
+
+
+def classify(data: bytes, tables: Tables) -> tuple[str, dict[str, Any] | None]:
+    """(VALID, event as decoded) or (the kind of the first rule broken, None)."""
+    if not data:
+        return EMPTY, None
+    if len(data) > tables.max_record_bytes:
+        return OVERSIZE, None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return NOT_UTF8, None
+    event = parse_object(text)
+    if event is None:
+        return NOT_JSON, None
+    event_type = event.get("event_type")
+    if not isinstance(event_type, str) or event_type not in tables:
+        return UNKNOWN_EVENT_TYPE, None
+    spec = tables[event_type]
+    if len(data) > spec.max_record_bytes:
+        return OVERSIZE, None
+    kind = _check_fields(event, spec)
+    return (VALID, event) if kind is None else (kind, None)
+
+
+def normalise_op(event: dict[str, Any], spec: TableSpec) -> str | None:
+    """c, u or d as the job stores it (None if invalid): Spark's trim strips only U+0020."""
+    if spec.op_field is None or event.get(spec.op_field) is None:
+        return DEFAULT_OP
+    raw = event[spec.op_field]
+    # A non-string's JSON text can never become c/u/d, so the job rejects it too.
+    op = raw.strip(" ").lower() if isinstance(raw, str) else None
+    return op if op in OPS else None
+
+
+def parse_object(text: str) -> dict[str, Any] | None:
+    """The JSON object `text` holds, or None if the job's parser would not read it as one."""
+    try:
+        with _nesting_allowed(text):
+            value = json.loads(
+                text,
+                object_pairs_hook=_object,
+                parse_constant=_reject_constant,
+                parse_int=_int,
+                parse_float=_float,
+            )
+    except (ValueError, RecursionError):  # JSONDecodeError and _Rejected are ValueErrors
+        return None
+    # Only the top level counts: the job ignores undeclared fields, whatever they hold.
+    if not isinstance(value, _Object) or value.duplicate:
+        return None
+    return value
+
+
+def _check_fields(event: dict[str, Any], spec: TableSpec) -> str | None:
+    key = event.get(spec.record_key)
+    if key is None or (spec.schema[spec.record_key] == "string" and key == ""):
+        return MISSING_KEY
+    for name in dict.fromkeys([spec.precombine, spec.partition_source]):
+        if event.get(name) is None:
+            return MISSING_TIME
+    for name, field_type in spec.schema.items():
+        value = event.get(name)
+        if value is None:
+            continue
+        if field_type == "timestamp":
+            if parse_iso_micros(value) is None:
+                return INVALID_TIME
+        elif not type_ok(field_type, value):
+            return WRONG_TYPES
+    if normalise_op(event, spec) is None:
+        return INVALID_OP
+    return None
+
+
+def type_ok(field_type: str, value: Any) -> bool:
+    """A present, non-null value of a string/long/double/boolean field (rule 9)."""
+    if field_type == "string":
+        return isinstance(value, str)
+    if field_type == "boolean":
+        return isinstance(value, bool)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    if field_type == "long":
+        return isinstance(value, int) and _LONG_MIN <= value <= _LONG_MAX
+    try:  # double: JSON 1e400 and integers beyond the double range are out of range
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
+def _object(pairs: list[tuple[str, Any]]) -> _Object:
+    obj = _Object(pairs)
+    obj.duplicate = len(obj) != len(pairs)
+    return obj
+
+
+def _reject_constant(name: str) -> Any:
+    raise _Rejected(f"{name} is not JSON")
+
+
+def _int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_NUMBER_DIGITS:
+        raise _Rejected("number too long")
+    return int(text)
+
+
+def _float(text: str) -> float:
+    # Jackson counts integer, fraction and exponent digits, and no digit for a lone 0.
+    mantissa, _, exponent = text.lstrip("-").lower().partition("e")
+    integer, _, fraction = mantissa.partition(".")
+    digits = (0 if integer == "0" else len(integer)) + len(fraction) + len(exponent.lstrip("+-"))
+    if digits > MAX_NUMBER_DIGITS:
+        raise _Rejected("number too long")
+    return float(text)
+
+
+@contextmanager
+def _nesting_allowed(text: str) -> Iterator[None]:
+    """Reject nesting deeper than MAX_DEPTH, and let json.loads go that deep.
+
+    Python's json recurses once per level and would hit the interpreter's recursion limit
+    just below Jackson's limit, so the limit is raised for the few texts that could nest
+    that deep (more than MAX_DEPTH brackets); ordinary records skip the scan.
+    """
+    if text.count("{") + text.count("[") <= MAX_DEPTH:
+        yield
+        return
+    if _depth(text) > MAX_DEPTH:
+        raise _Rejected("nested too deep")
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit + 2 * MAX_DEPTH)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _depth(text: str) -> int:
+    """Deepest bracket nesting outside string literals (the text may not be JSON at all)."""
+    deepest = depth = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "}]":
+            depth -= 1
+    return deepest
