@@ -9,22 +9,13 @@ once the record's fate is final:
      "data": "<the exact payload as text>"}        # or "data_b64" if not UTF-8
 
 `expected_state` turns acknowledged records into the expected final table content:
-per record key, the event with the latest event time (precombine) wins, whatever the
-send order; if that event is a delete the key is absent. Malformed records (see
-`classify`) are counted apart and never reach a table.
-
-Validation rules (`classify`), which the streaming job must mirror:
-  * payload longer than `max_record_bytes` (tables.yaml)          -> oversize
-  * not a JSON object                                             -> not_json
-  * `event_type` missing or not declared in tables.yaml           -> unknown_event_type
-  * record key missing/null                                       -> missing_key
-  * precombine field missing/null                                 -> missing_time
-  * precombine not 'yyyy-MM-ddTHH:mm:ss.SSSZ' or not a real time  -> invalid_time
-  * record key not a non-empty string, op not in c/u/d, or a
-    present non-null field of the wrong JSON type                 -> wrong_types
-    (string: JSON string; long: integer; double: number;
-     boolean: true/false; timestamp: as the precombine field)
-  Missing or null non-key fields are allowed (a delete carries only key, op and time).
+per record key, the event with the latest event time (precombine, compared at the
+microsecond precision the job keeps) wins, whatever the send order; if that event is a
+delete the key is absent. Malformed records (see loadgen.validation.classify, which
+follows the "Record rules" in spark/tables.yaml exactly as the streaming job does) are
+counted apart and never reach a table. Expected rows hold the values as the job writes
+them: timestamps as UTC epoch milliseconds, the partition column as the UTC date of the
+event time, the op trimmed and lower-cased.
 """
 
 from __future__ import annotations
@@ -40,10 +31,21 @@ from typing import IO, Any
 
 from loadgen.kinesis import PutResult
 from loadgen.tables import Tables, TableSpec
-from loadgen.timefmt import date_of_ms, parse_iso_ms
+from loadgen.timefmt import date_of_micros, parse_iso_micros
+from loadgen.validation import VALID, classify, normalise_op
 
-VALID = "valid"
-OPS = frozenset({"c", "u", "d"})
+__all__ = [
+    "VALID",
+    "ExpectedState",
+    "LedgerWriter",
+    "classify",
+    "entry_data",
+    "expected_row",
+    "expected_state",
+    "ledger_files",
+    "normalize",
+    "read_ledger",
+]
 
 
 # --------------------------------------------------------------------------- writing
@@ -124,83 +126,38 @@ def entry_data(entry: dict[str, Any]) -> bytes:
     return base64.b64decode(entry["data_b64"])
 
 
-# --------------------------------------------------------------------------- validation
-
-_JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "long": (int,),
-    "double": (int, float),
-    "boolean": (bool,),
-}
-
-
-def _type_ok(ftype: str, v: Any) -> bool:
-    if ftype == "timestamp":
-        return parse_iso_ms(v) is not None
-    if isinstance(v, bool) and ftype != "boolean":
-        return False
-    return isinstance(v, _JSON_TYPES[ftype])
-
-
-def classify(data: bytes, tables: Tables) -> tuple[str, dict[str, Any] | None]:
-    """(VALID, event) or (malformed kind, None); see the module docstring."""
-    if len(data) > tables.max_record_bytes:
-        return "oversize", None
-    try:
-        ev = json.loads(data)
-    except (ValueError, UnicodeDecodeError):
-        return "not_json", None
-    if not isinstance(ev, dict):
-        return "not_json", None
-    etype = ev.get("event_type")
-    if not isinstance(etype, str) or etype not in tables:
-        return "unknown_event_type", None
-    spec = tables[etype]
-    key = ev.get(spec.record_key)
-    if key is None:
-        return "missing_key", None
-    if ev.get(spec.precombine) is None:
-        return "missing_time", None
-    if parse_iso_ms(ev[spec.precombine]) is None:
-        return "invalid_time", None
-    if not isinstance(key, str) or not key:
-        return "wrong_types", None
-    if spec.op_field is not None and ev.get(spec.op_field) not in OPS:
-        return "wrong_types", None
-    for f, t in spec.schema.items():
-        v = ev.get(f)
-        if v is not None and not _type_ok(t, v):
-            return "wrong_types", None
-    return VALID, ev
-
-
 # --------------------------------------------------------------------------- expected state
 
 
 def normalize(ftype: str, v: Any) -> Any:
-    """Canonical comparison form: timestamps -> epoch ms, doubles -> float, etc."""
+    """A valid field value -> the canonical form compared with the table (verify's
+    normalize_actual gives the same form for what Trino returns)."""
     if v is None:
         return None
     if ftype == "timestamp":
-        return parse_iso_ms(v) if isinstance(v, str) else v
+        micros = parse_iso_micros(v)
+        return None if micros is None else micros // 1000  # floored, as verify truncates
     if ftype == "double":
         return float(v)
     if ftype == "long":
         return int(v)
+    if ftype == "string":
+        # A lone surrogate (JSON "\ud800") becomes '?' when the job encodes it as UTF-8.
+        return str(v).encode("utf-8", "replace").decode("utf-8")
     return v
 
 
 def expected_row(spec: TableSpec, ev: dict[str, Any]) -> dict[str, Any]:
     row = {f: normalize(t, ev.get(f)) for f, t in spec.schema.items()}
-    if spec.partition_name and spec.partition_from:
-        ms = row.get(spec.partition_from)
-        row[spec.partition_name] = date_of_ms(ms) if isinstance(ms, int) else None
+    micros = parse_iso_micros(ev.get(spec.partition_source))
+    row[spec.partition_name] = None if micros is None else date_of_micros(micros)
     return row
 
 
 @dataclass
 class ExpectedState:
-    rows: dict[str, dict[str, dict[str, Any]]]  # event_type -> key -> row
+    # event_type -> record key as Hudi stores it (text, also for long keys) -> row
+    rows: dict[str, dict[str, dict[str, Any]]]
     counts: Counter[str] = field(default_factory=Counter)
     malformed: Counter[str] = field(default_factory=Counter)
     deleted: Counter[str] = field(default_factory=Counter)  # event_type -> keys absent
@@ -225,9 +182,9 @@ def expected_state(entries: Iterable[dict[str, Any]], tables: Tables) -> Expecte
             continue
         counts["valid"] += 1
         spec = tables[ev["event_type"]]
-        key = ev[spec.record_key]
-        t = parse_iso_ms(ev[spec.precombine])
-        assert t is not None
+        key = str(normalize(spec.schema[spec.record_key], ev[spec.record_key]))
+        t = parse_iso_micros(ev[spec.precombine])
+        assert t is not None  # classify checked it
         per_type = best.setdefault(spec.event_type, {})
         cur = per_type.get(key)
         if cur is None or t > cur[0]:
@@ -245,7 +202,7 @@ def expected_state(entries: Iterable[dict[str, Any]], tables: Tables) -> Expecte
         spec = tables[etype]
         out = rows.setdefault(etype, {})
         for key, (_, _, ev) in per_key.items():
-            if spec.op_field is not None and ev.get(spec.op_field) == "d":
+            if normalise_op(ev, spec) == "d":
                 deleted[etype] += 1
                 continue
             out[key] = expected_row(spec, ev)

@@ -15,9 +15,16 @@ from pathlib import Path
 from typing import Final
 
 from lakehouse_job import tables as job_tables
-from lakehouse_job.tables import TableSpec, TablesConfigError
+from lakehouse_job.tables import TablesConfigError, TableSpec
 
-__all__ = ["TABLES_ENV", "TableSpec", "Tables", "TablesConfigError", "columns", "load_tables"]
+__all__ = [
+    "TABLES_ENV",
+    "TableSpec",
+    "Tables",
+    "TablesConfigError",
+    "compared_columns",
+    "load_tables",
+]
 
 TABLES_ENV: Final = "LAKEHOUSE_TABLES"
 
@@ -48,7 +55,7 @@ class Tables:
         return max(spec.max_record_bytes for spec in self.specs.values())
 
 
-def columns(spec: TableSpec) -> list[str]:
+def compared_columns(spec: TableSpec) -> list[str]:
     """Declared schema columns, then the derived partition column: what verify compares."""
     return [*spec.schema, spec.partition_name]
 

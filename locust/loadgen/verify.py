@@ -20,7 +20,7 @@ from datetime import date, datetime
 from typing import Any
 
 from loadgen.ledger import entry_data, expected_state, read_ledger
-from loadgen.tables import Tables, TableSpec, load_tables
+from loadgen.tables import Tables, TableSpec, compared_columns, load_tables
 from loadgen.timefmt import datetime_to_ms, format_ms, parse_iso_ms
 
 # --------------------------------------------------------------------------- pure diff
@@ -232,7 +232,7 @@ def verify_tables(
     for et in types_to_check:
         spec = tables[et]
         name = table or f"{spec.table}{table_suffix}"
-        cols = spec.columns if partition_column else list(spec.schema)
+        cols = compared_columns(spec) if partition_column else list(spec.schema)
         types = column_types(spec, cols)
         actual = query_table(conn, catalog, schema, name, cols, where)
         d = diff_rows(name, spec.record_key, types, exp.rows.get(et, {}), actual)

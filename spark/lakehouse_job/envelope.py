@@ -126,9 +126,11 @@ def _trailing_data(text: Column) -> Column:
 
 
 def _duplicate_key_reason() -> Column:
-    keys = F.col(KEYS)
-    repeated = F.filter(keys, lambda key, i: F.array_position(keys, key) != i + 1)
-    return quoted("duplicate key", F.element_at(repeated, 1))
+    # SQL text: the Python array_position takes only a literal value, not a lambda variable.
+    first_repeated = F.expr(
+        f"element_at(filter({KEYS}, (key, i) -> array_position({KEYS}, key) != i + 1), 1)"
+    )
+    return quoted("duplicate key", first_repeated)
 
 
 def too_large_reason(max_record_bytes: int) -> str:

@@ -128,6 +128,16 @@ QUARANTINED: dict[int, tuple[Payload, str]] = {
           "wrong type for humidity: expected double"),
     # More than one problem: the first check in the documented order names it.
     140: (order(140, order_id=_ABSENT, amount="abc", op="x"), "missing record key order_id"),
+    # String fields hold JSON strings only (other values are not kept as their JSON text).
+    141: (order(141, customer_id=42), "wrong type for customer_id: expected string"),
+    142: (order(142, order_id={"id": "o"}), "wrong type for order_id: expected string"),
+    143: (order(143, status=["paid"]), "wrong type for status: expected string"),
+    144: (order(144, status=False), "wrong type for status: expected string"),
+    145: (order(145, status=1e400), "wrong type for status: expected string"),
+    146: ('{"event_type":"orders","order_id":"o","order_ts":"2026-11-22T19:00:00Z"} x',
+          "not JSON: data after the object, or nested deeper than 999 levels"),
+    147: ('{"event_type":"orders","order_id":"o","order_id":"p","order_ts":"2026-11-22T19:00:00Z"}',
+          "duplicate key 'order_id'"),
 }  # fmt: skip
 
 # sequence number -> payload of records that must come out valid
@@ -146,8 +156,6 @@ VALID: dict[int, Payload] = {
     10: order(10, amount=7, customer_id=_ABSENT, status=None, coupon={"code": "X"}),
     # A delete may carry only the key, the event time and the op.
     11: {"event_type": "orders", "order_id": "o-11", "order_ts": "2026-11-22T19:00:00Z", "op": "d"},
-    # String fields keep other JSON values as their JSON text (from_json semantics).
-    12: order(12, customer_id=42),
     20: {"event_type": "ticker", "event_id": "t-20", "ticker": "ACME", "price": 101.25,
          "event_time": "2026-11-22T19:00:00.500Z"},
     21: {"event_type": "clicks", "event_id": "k-21", "user_id": "u-1", "session_id": "s-1",
@@ -155,6 +163,9 @@ VALID: dict[int, Payload] = {
     22: {"event_type": "iot", "event_id": "i-22", "device_id": "d-1", "temperature": -3.5,
          "humidity": 0.61, "event_time": "2026-11-21T23:59:59.999999Z"},
     23: f'\n {json.dumps(order(23, status="déjà vu ✓"))} \n',
+    # Strings that look like other JSON values are still strings.
+    24: order(24, customer_id="42", status="true", order_id="[1]"),
+    25: order(25, customer_id='{"a": 1}', status="-1e400", order_id='"Infinity"'),
 }  # fmt: skip
 
 
@@ -339,8 +350,15 @@ def test_optional_fields_and_unknown_fields(collected: Collected) -> None:
     assert (delete["order_id"], delete["amount"], delete["status"]) == ("o-11", None, None)
 
 
-def test_string_fields_take_other_json_values_as_text(collected: Collected) -> None:
-    assert collected.valid["orders"][12]["customer_id"] == "42"
+def test_strings_that_look_like_other_json_values(collected: Collected) -> None:
+    rows = collected.valid["orders"]
+
+    assert (rows[24]["order_id"], rows[24]["customer_id"], rows[24]["status"]) == (
+        "[1]",
+        "42",
+        "true",
+    )
+    assert (rows[25]["order_id"], rows[25]["customer_id"]) == ('"Infinity"', '{"a": 1}')
 
 
 def test_utf8_text_and_surrounding_whitespace(collected: Collected) -> None:
