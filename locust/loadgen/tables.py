@@ -9,7 +9,7 @@ with $LAKEHOUSE_TABLES), the overall record size limit and the compared columns.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -40,9 +40,6 @@ class Tables:
 
     def __contains__(self, event_type: object) -> bool:
         return event_type in self.specs
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.specs)
 
     @property
     def event_types(self) -> list[str]:

@@ -40,6 +40,7 @@ DEFAULT_OP: Final = "u"  # as lakehouse_job.validate.DEFAULT_OP
 # finds trailing data by wrapping the text in brackets, one level more, hence 999.
 MAX_DEPTH: Final = 999
 MAX_NUMBER_DIGITS: Final = 1000
+_SHALLOW: Final = 100  # brackets that json.loads can always nest, whatever the stack
 _LONG_MIN: Final = -(2**63)
 _LONG_MAX: Final = 2**63 - 1
 
@@ -173,17 +174,18 @@ def _float(text: str) -> float:
 def _nesting_allowed(text: str) -> Iterator[None]:
     """Reject nesting deeper than MAX_DEPTH, and let json.loads go that deep.
 
-    Python's json recurses once per level and would hit the interpreter's recursion limit
-    just below Jackson's limit, so the limit is raised for the few texts that could nest
-    that deep (more than MAX_DEPTH brackets); ordinary records skip the scan.
+    Python's json recurses once per level and hits the interpreter's recursion limit well
+    before Jackson's depth limit, so the limit is raised for the few texts that could nest
+    deeply (more than _SHALLOW brackets); ordinary records skip the scan.
     """
-    if text.count("{") + text.count("[") <= MAX_DEPTH:
+    if text.count("{") + text.count("[") <= _SHALLOW:
         yield
         return
-    if _depth(text) > MAX_DEPTH:
+    depth = _depth(text)
+    if depth > MAX_DEPTH:
         raise _Rejected("nested too deep")
     limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(limit + 2 * MAX_DEPTH)
+    sys.setrecursionlimit(limit + depth)
     try:
         yield
     finally:

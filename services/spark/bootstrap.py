@@ -24,7 +24,7 @@ def retry(what: str, fn, timeout_s: float = 180.0):  # type: ignore[no-untyped-d
     while True:
         try:
             return fn()
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             if time.monotonic() > deadline:
                 print(f"bootstrap: {what} failed: {error}", file=sys.stderr)
                 raise

@@ -3,7 +3,7 @@
 #   master            standalone master (RPC 7077, UI 8080)
 #   worker            standalone worker of $SPARK_MASTER_URL (UI 8081)
 #   job [ARGS...]     bootstrap (stream, bucket, schema: through their APIs), then
-#                     spark-submit the streaming job to $SPARK_MASTER_URL as its driver
+#                     run the streaming job's driver against $SPARK_MASTER_URL
 #   metastore         Hive Metastore 2.3 Thrift server (lakehouse/hive-metastore image)
 #   anything else     executed as is
 set -euo pipefail
@@ -21,16 +21,15 @@ case "$role" in
     python /opt/lakehouse/bin/bootstrap.py
     jars=(/opt/lakehouse/jars/hudi-*.jar /opt/lakehouse/jars/hadoop-aws-*.jar
           /opt/lakehouse/jars/aws-java-sdk-bundle-*.jar /opt/lakehouse/jars/lakehouse-kinesis-source.jar)
-    exec "$SPARK_HOME/bin/spark-submit" \
-      --master "$SPARK_MASTER_URL" --deploy-mode client \
-      --conf spark.driver.host="${SPARK_DRIVER_HOST:-$(hostname)}" \
-      --conf spark.driver.bindAddress=0.0.0.0 \
-      --conf spark.ui.port=4040 \
-      --driver-memory "${SPARK_DRIVER_MEMORY:-1g}" \
-      --executor-memory "${SPARK_EXECUTOR_MEMORY:-1g}" \
-      --total-executor-cores "${SPARK_TOTAL_EXECUTOR_CORES:-2}" \
-      --jars "$(jars_csv "${jars[@]}")" \
-      /opt/lakehouse/spark/lakehouse_job/job.py "$@" ;;
+    # As local mode (src/lakehouse/job_launcher.py): python is the driver's parent
+    # process, so SIGTERM (docker stop) reaches the job's graceful stop.
+    export PYSPARK_SUBMIT_ARGS="--master $SPARK_MASTER_URL --deploy-mode client \
+      --conf spark.driver.host=${SPARK_DRIVER_HOST:-$(hostname)} \
+      --conf spark.driver.bindAddress=0.0.0.0 --conf spark.ui.port=4040 \
+      --driver-memory ${SPARK_DRIVER_MEMORY:-1g} --executor-memory ${SPARK_EXECUTOR_MEMORY:-1g} \
+      --total-executor-cores ${SPARK_TOTAL_EXECUTOR_CORES:-2} \
+      --jars $(jars_csv "${jars[@]}") pyspark-shell"
+    exec python -m lakehouse_job.job "$@" ;;
   metastore)
     cp="${HIVE_CONF_DIR:-/opt/hive/conf}:$SPARK_HOME/jars/*:$(ls /opt/lakehouse/jars/hadoop-aws-*.jar):$(ls /opt/lakehouse/jars/aws-java-sdk-bundle-*.jar):/usr/share/java/postgresql.jar"
     exec java "-Xmx${HMS_HEAP:-384m}" -cp "$cp" org.apache.hadoop.hive.metastore.HiveMetaStore -p "${HMS_PORT:-9083}" "$@" ;;

@@ -31,7 +31,10 @@ DEFAULT_OP: Final = "u"
 # kind of non-string value and fails on every JSON string, only for records where some
 # string field's text could be that kind: (name, text pattern, probe type).
 _PROBES: Final[tuple[tuple[str, str, DataType], ...]] = (
-    ("number", r'^[-0-9"]', DoubleType()),  # 1e400 renders as "Infinity", quotes included
+    # Integers render as their digits, others as Java's Double.toString (1.0E-7), and
+    # 1e400 as "Infinity", quotes included. Narrow enough that ids such as UUIDs that
+    # start with a digit are not suspects (each suspect record costs one more parse).
+    ("number", r'^-?[0-9][0-9.eE+-]*$|^"-?Infinity"$', DoubleType()),
     ("boolean", r"^(true|false)$", BooleanType()),
     # An empty struct, not a map: a map would fail the batch on duplicate nested keys.
     ("object", r"^\{", StructType([])),

@@ -15,6 +15,17 @@ from lakehouse import stack as stack_module
 pytestmark = pytest.mark.local
 
 
+@pytest.fixture
+def client(stack):  # type: ignore[no-untyped-def]
+    return boto3.client(
+        "kinesis",
+        endpoint_url=stack.kinesis_endpoint,
+        region_name=stack.region,
+        aws_access_key_id=stack.aws_access_key,
+        aws_secret_access_key=stack.aws_secret_key,
+    )
+
+
 def test_all_services_report_running_with_memory(stack) -> None:  # type: ignore[no-untyped-def]
     rows = stack_module.statuses(stack.settings)
     assert {r.name: r.state for r in rows} == {
@@ -26,14 +37,7 @@ def test_all_services_report_running_with_memory(stack) -> None:  # type: ignore
     assert all(r.rss_mb and r.rss_mb > 10 for r in rows)
 
 
-def test_kinesis_put_and_read_back_by_shard_iterator(stack) -> None:  # type: ignore[no-untyped-def]
-    client = boto3.client(
-        "kinesis",
-        endpoint_url=stack.kinesis_endpoint,
-        region_name=stack.region,
-        aws_access_key_id=stack.aws_access_key,
-        aws_secret_access_key=stack.aws_secret_key,
-    )
+def test_kinesis_put_and_read_back_by_shard_iterator(client) -> None:  # type: ignore[no-untyped-def]
     name = f"test-{uuid.uuid4().hex[:8]}"
     client.create_stream(StreamName=name, ShardCount=1)
     client.get_waiter("stream_exists").wait(
@@ -53,14 +57,7 @@ def test_kinesis_put_and_read_back_by_shard_iterator(stack) -> None:  # type: ig
     client.delete_stream(StreamName=name)
 
 
-def test_default_stream_was_bootstrapped(stack) -> None:  # type: ignore[no-untyped-def]
-    client = boto3.client(
-        "kinesis",
-        endpoint_url=stack.kinesis_endpoint,
-        region_name=stack.region,
-        aws_access_key_id=stack.aws_access_key,
-        aws_secret_access_key=stack.aws_secret_key,
-    )
+def test_default_stream_was_bootstrapped(stack, client) -> None:  # type: ignore[no-untyped-def]
     name = stack.settings["KINESIS_STREAM_NAME"]
     summary = client.describe_stream_summary(StreamName=name)["StreamDescriptionSummary"]
     assert summary["StreamStatus"] == "ACTIVE"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -167,3 +169,42 @@ def test_writer_round_trip(tmp_path: Path, tables: Tables) -> None:
     )
     assert not rows[1]["acked"] and rows[1]["data_b64"] == "/w=="
     assert expected_state(rows, tables).rows["orders"]["o1"]["amount"] == 10.0
+
+
+def test_expected_rows_are_normalised_as_the_job_writes_them(tables: Tables) -> None:
+    # 01:30:00.1239+02:00 is 23:30:00.1239Z the day before: the row holds UTC epoch ms
+    # (floored) and the partition is the UTC date, not the local one.
+    ev = json.loads(order("U", "o1", "2026-11-23T01:30:00.1239+02:00"))
+    ev["status"] = "bad \ud800 surrogate"
+    st = expected_state([entry(json.dumps(ev).encode())], tables)
+    row = st.rows["orders"]["o1"]
+    assert row["order_ts"] == parse_iso_ms("2026-11-22T23:30:00.123Z")
+    assert row["partition_date"] == "2026-11-22"
+    assert row["status"] == "bad ? surrogate"  # what the job's UTF-8 encoding stores
+
+
+def test_op_is_trimmed_and_lower_cased_and_missing_op_is_an_upsert(tables: Tables) -> None:
+    sent = [order("c", "o1", ts(1)), order(" D ", "o1", ts(2)), order("c", "o2", ts(1))]
+    no_op = json.loads(order("c", "o3", ts(1)))
+    del no_op["op"]
+    st = expected_state([entry(d) for d in [*sent, json.dumps(no_op).encode()]], tables)
+    assert set(st.rows["orders"]) == {"o2", "o3"}
+    assert st.deleted["orders"] == 1
+
+
+def test_precombine_compares_microseconds(tables: Tables) -> None:
+    # Same millisecond: the job (and Hudi) still order them by the microseconds.
+    sent = [order("u", "o1", "2026-11-22T19:00:00.000200Z", 2.0),
+            order("u", "o1", "2026-11-22T19:00:00.000100Z", 1.0)]  # fmt: skip
+    st = expected_state([entry(d) for d in sent], tables)
+    assert st.rows["orders"]["o1"]["amount"] == 2.0
+    assert st.counts["ambiguous_ties"] == 0
+
+
+def test_loadgen_does_not_import_pyspark() -> None:
+    # The Locust image has no pyspark; the table declarations come from lakehouse_job.tables.
+    code = (
+        "import sys, loadgen.ledger, loadgen.models, loadgen.verify, loadgen.validation;"
+        "assert not [m for m in sys.modules if m.startswith('pyspark')], 'pyspark imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[2])
