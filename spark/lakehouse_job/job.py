@@ -110,10 +110,15 @@ class BatchWriter:
     """The foreachBatch function: one micro-batch into every sink."""
 
     def __init__(
-        self, specs: Mapping[str, TableSpec], sink: SinkSettings, metrics_file: str | None
+        self,
+        specs: Mapping[str, TableSpec],
+        sink: SinkSettings,
+        metrics_file: str | None,
+        parallel_writes: int = 3,
     ) -> None:
         self.specs = specs
         self.sink = sink
+        self.parallel_writes = parallel_writes
         self.metrics_file = Path(metrics_file) if metrics_file else None
         self.mor_paths: set[str] = set()
 

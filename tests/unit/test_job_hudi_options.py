@@ -1,0 +1,63 @@
+"""The Hudi options that carry the pipeline's guarantees (see hudi_options' docstring)."""
+
+import pytest
+from lakehouse_job.hudi_options import SinkSettings, hudi_options, quarantine_options, table_path
+from lakehouse_job.tables import load_tables
+
+pytestmark = pytest.mark.unit
+
+SINK = SinkSettings(
+    base_path="s3a://b/warehouse/db.db/",
+    raw_base_path="s3a://b/raw",
+    database="db",
+    metastore_uri="thrift://h:9083",
+    compaction_delta_commits=7,
+)
+ORDERS = load_tables()["orders"]
+
+
+def test_event_time_ordering_survives_across_commits() -> None:
+    options = hudi_options(ORDERS, "COPY_ON_WRITE", SINK)
+    assert options["hoodie.datasource.write.payload.class"].endswith("DefaultHoodieRecordPayload")
+    assert options["hoodie.payload.ordering.field"] == "order_ts"
+    assert options["hoodie.datasource.write.precombine.field"] == "order_ts"
+    assert options["hoodie.datasource.write.recordkey.field"] == "order_id"
+
+
+def test_rows_move_when_their_event_date_changes() -> None:
+    options = hudi_options(ORDERS, "COPY_ON_WRITE", SINK)
+    assert options["hoodie.index.type"].startswith("GLOBAL_")
+    assert options["hoodie.simple.index.update.partition.path"] == "true"
+    assert options["hoodie.datasource.write.partitionpath.field"] == "partition_date"
+
+
+def test_merge_on_read_only_schedules_compaction_inline() -> None:
+    options = hudi_options(ORDERS, "MERGE_ON_READ", SINK)
+    assert options["hoodie.compact.inline"] == "false"
+    assert options["hoodie.compact.schedule.inline"] == "true"
+    assert options["hoodie.compact.inline.max.delta.commits"] == "7"
+    assert "InProcessLockProvider" in options["hoodie.write.lock.provider"]
+    assert "hoodie.compact.schedule.inline" not in hudi_options(ORDERS, "COPY_ON_WRITE", SINK)
+
+
+def test_tables_are_named_by_type_synced_and_placed_under_the_warehouse() -> None:
+    mor = hudi_options(ORDERS, "MERGE_ON_READ", SINK)
+    assert mor["hoodie.table.name"] == "hudi_orders_mor"
+    assert mor["hoodie.datasource.hive_sync.mode"] == "hms"
+    assert mor["hoodie.datasource.hive_sync.metastore.uris"] == "thrift://h:9083"
+    assert mor["hoodie.datasource.hive_sync.support_timestamp"] == "true"
+    assert table_path(SINK, ORDERS, "COPY_ON_WRITE") == "s3a://b/warehouse/db.db/hudi_orders_cow"
+
+
+def test_no_hive_sync_without_a_metastore() -> None:
+    sink = SinkSettings("s3a://b/w", "s3a://b/r", "db", "", hive_sync=False)
+    assert not any(
+        k.startswith("hoodie.datasource.hive_sync")
+        for k in hudi_options(ORDERS, "COPY_ON_WRITE", sink)
+    )
+
+
+def test_quarantine_is_keyed_by_kinesis_position() -> None:
+    options = quarantine_options(SINK)
+    assert options["hoodie.datasource.write.recordkey.field"] == "shard_id,sequence_number"
+    assert options["hoodie.table.name"] == "quarantine"
