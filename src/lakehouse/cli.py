@@ -32,7 +32,7 @@ def print_urls(settings: Settings) -> None:
     _say(f"  Kinesis API         {settings.kinesis_endpoint}  ({settings['KINESIS_ENGINE']})")
     _say(f"  Hive Metastore      {settings.hms_uri}")
     _say("  Spark UI            http://127.0.0.1:4040  (while the job runs)")
-    _say("  Locust UI           http://127.0.0.1:8089  (while `make load-ui` runs)")
+    _say("  Locust UI           http://127.0.0.1:8089  (while `lakehouse load --web` runs)")
 
 
 def cmd_up(settings: Settings, _: argparse.Namespace) -> int:
@@ -81,6 +81,7 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     """The streaming job: in the foreground (Ctrl-C stops after the batch in flight)
     or, with --background, supervised like the services (`down` stops it)."""
     job_args = [a for a in args.job_args if a != "--"]
+    job_args = [*job_launcher.default_job_args(settings), *job_args]
     if args.background:
         spec = job_launcher.job_spec(settings, job_args)
         stack.supervisor_for(settings).start(spec, _say)
@@ -165,10 +166,15 @@ def cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
     demo.wait_until_caught_up(settings, target, _say)
     time.sleep(2)  # the last batch's hive sync
     demo.report(settings, _say)
+    _say("\nLedger check (every acknowledged event vs. Trino, `make verify`):")
+    verified = all(
+        cmd_verify(settings, argparse.Namespace(table_suffix=suffix)) == 0
+        for suffix in ("_cow", "_mor_ro")
+    )
     _say("")
     print_urls(settings)
     _say("\nThe stack and the job keep running: explore, then `make local-down` stops all.")
-    return 0
+    return 0 if verified else 1
 
 
 COMMANDS: dict[str, tuple[Callable[[Settings, argparse.Namespace], int], str]] = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import time
 from collections.abc import Callable
@@ -11,7 +12,7 @@ from pathlib import Path
 from lakehouse import stack
 from lakehouse.bootstrap import trino_connection
 from lakehouse.config import Settings
-from lakehouse.job_launcher import job_spec
+from lakehouse.job_launcher import default_job_args, job_spec
 from lakehouse.supervisor import log_tail
 
 Progress = Callable[[str], None]
@@ -26,8 +27,14 @@ def ledger_dir(settings: Settings) -> Path:
 
 
 def start_job(settings: Settings, progress: Progress) -> None:
-    spec = job_spec(settings, ["--metrics-file", str(metrics_file(settings))])
-    stack.supervisor_for(settings).start(spec, progress)
+    """(Re)start the job in the background; it resumes from its checkpoint.
+
+    The ledger and the job's metrics accumulate across demo runs, like the
+    tables do; `make clean-state` removes all three together."""
+    supervisor = stack.supervisor_for(settings)
+    supervisor.stop(stack.JOB, timeout_s=60)
+    args = [*default_job_args(settings), "--metrics-file", str(metrics_file(settings))]
+    supervisor.start(job_spec(settings, args), progress)
 
 
 def records_processed(settings: Settings) -> int:
@@ -46,20 +53,50 @@ def acked_in_ledger(settings: Settings) -> int:
 def wait_until_caught_up(
     settings: Settings, target: int, progress: Progress, timeout_s: float = 600
 ) -> bool:
+    """Wait until the job has processed as many records as were acknowledged, then
+    until Trino shows exactly the ledger's expected state (the last commit's hive
+    sync and a compaction may still be on their way)."""
     deadline = time.monotonic() + timeout_s
     last = -1
     while time.monotonic() < deadline:
+        _check_job_alive(settings)
         done = records_processed(settings)
         if done != last:
             progress(f"  job has processed {done:,} of {target:,} records")
             last = done
-        if done >= target:
+        if done >= target and all(ledger_matches(settings, s) for s in ("_cow", "_mor_ro")):
             return True
-        if not stack.supervisor_for(settings).is_running(stack.JOB):
-            log = stack.supervisor_for(settings).log_file(stack.JOB)
-            raise RuntimeError(f"the job stopped; last lines of {log}:\n{log_tail(log)}")
-        time.sleep(2)
+        time.sleep(3)
     return False
+
+
+def _check_job_alive(settings: Settings) -> None:
+    supervisor = stack.supervisor_for(settings)
+    if not supervisor.is_running(stack.JOB):
+        log = supervisor.log_file(stack.JOB)
+        raise RuntimeError(f"the job stopped; last lines of {log}:\n{log_tail(log)}")
+
+
+def ledger_matches(settings: Settings, table_suffix: str) -> bool:
+    """True when Trino's table equals the state the ledger expects (quietly)."""
+    from loadgen import verify
+    from loadgen.tables import load_tables
+
+    connection = trino_connection(settings)
+    try:
+        diffs = verify.verify_tables(
+            load_tables(),
+            str(ledger_dir(settings)),
+            connection,
+            "hudi",
+            settings["LAKEHOUSE_DATABASE"],
+            table_suffix=table_suffix,
+            where="NOT _is_deleted",
+            out=io.StringIO(),
+        )
+    except Exception:  # e.g. the table is not synced yet
+        return False
+    return all(diff.ok for diff in diffs)
 
 
 def _commit_time(value: str) -> datetime:

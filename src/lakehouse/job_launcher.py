@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from lakehouse import installers
 from lakehouse.config import SERVICES_DIR, Settings
+from lakehouse.services import kinesis_client
 from lakehouse.supervisor import ServiceSpec, port_is_open
 
 SPARK_UI_PORT = 4040
@@ -35,6 +36,22 @@ def job_env(settings: Settings, driver_memory: str = "2g") -> dict[str, str]:
 
 def job_command(args: Sequence[str] = (), master: str = "local[2]") -> list[str]:
     return [sys.executable, "-m", "lakehouse_job.job", "--master", master, *args]
+
+
+def default_job_args(settings: Settings) -> list[str]:
+    """The checkpoint of the stream's current incarnation.
+
+    Local Kinesis engines keep streams in memory: after `down`/`up` the stream is
+    new and the old checkpoint's shard ids and sequence numbers mean nothing.
+    Keying the checkpoint by the stream's creation time starts a fresh one then
+    (at TRIM_HORIZON; the Hudi upserts make re-reading harmless)."""
+    stream = settings["KINESIS_STREAM_NAME"]
+    summary = kinesis_client(settings).describe_stream_summary(StreamName=stream)
+    created = summary["StreamDescriptionSummary"]["StreamCreationTimestamp"]
+    checkpoint = (
+        f"s3a://{settings['LAKEHOUSE_BUCKET']}/checkpoints/{stream}-{created:%Y%m%dT%H%M%S}"
+    )
+    return ["--stream", stream, "--checkpoint", checkpoint]
 
 
 def job_spec(settings: Settings, args: Sequence[str] = ()) -> ServiceSpec:
