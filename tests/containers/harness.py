@@ -53,7 +53,6 @@ ENGINE_DIR = CACHE / "docker-engine"
 DOCKERD_PID = ENGINE_DIR / "dockerd.pid"
 DOCKERD_LOG = ENGINE_DIR / "dockerd.log"
 HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
-COMPOSE_V2_VERSION = os.environ.get("COMPOSE_V2_VERSION", "v2.40.3")
 COMPOSE_MODULE = "github.com/docker/compose/v2"
 BASE_IMAGE = os.environ.get("DEBIAN_IMAGE", "debian:bookworm-slim")
 ENV_FILES = (
@@ -65,11 +64,8 @@ ENV_FILES = (
     "services/trino/trino.env",
 )
 # Pins the compose file defaults to (kept in one place for the harness too).
-DEFAULTS = {
-    "LOCALSTACK_VERSION": "4.9.2",
-    "POSTGRES_IMAGE_TAG": "15-bookworm",
-    "LOCUST_IMAGE_TAG": "latest",
-}
+# Versions come from versions.env (one of ENV_FILES); only this tag is local.
+DEFAULTS = {"LOCUST_IMAGE_TAG": "latest"}
 
 
 class HarnessError(Exception):
@@ -97,6 +93,10 @@ def ok(cmd: Sequence[str], timeout: float = 30) -> bool:
         return subprocess.run(list(cmd), capture_output=True, timeout=timeout).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
+
+
+def compose_version() -> str:
+    return settings()["COMPOSE_V2_VERSION"]
 
 
 def settings() -> dict[str, str]:
@@ -187,7 +187,7 @@ def ensure_compose() -> None:
     if ok(["docker", "compose", "version"]):
         return
     plugin_dir = Path.home() / ".docker" / "cli-plugins"
-    binary = CACHE / "bin" / f"docker-compose-{COMPOSE_V2_VERSION}"
+    binary = CACHE / "bin" / f"docker-compose-{compose_version()}"
     if not binary.exists():
         build_compose(binary)
     plugin_dir.mkdir(parents=True, exist_ok=True)
@@ -207,7 +207,7 @@ def build_compose(binary: Path) -> None:
             "`docker compose` (v2) is missing and no Go toolchain is there to build it; "
             "Debian bookworm packages only docker-compose 1.29 (v1)"
         )
-    log(f"building Compose {COMPOSE_V2_VERSION} from the Go module proxy (first run, ~5 min)")
+    log(f"building Compose {compose_version()} from the Go module proxy (first run, ~5 min)")
     env = {
         **os.environ,
         "GOMODCACHE": str(CACHE / "go" / "mod"),
@@ -217,7 +217,7 @@ def build_compose(binary: Path) -> None:
         "CGO_ENABLED": "0",
     }
     info = run(
-        [go, "mod", "download", "-json", f"{COMPOSE_MODULE}@{COMPOSE_V2_VERSION}"],
+        [go, "mod", "download", "-json", f"{COMPOSE_MODULE}@{compose_version()}"],
         capture=True,
         env=env,
     )
@@ -229,7 +229,7 @@ def build_compose(binary: Path) -> None:
         shutil.copytree(src, work)
         for p in work.rglob("*"):
             p.chmod(p.stat().st_mode | 0o200)
-        ldflags = f"-s -w -X {COMPOSE_MODULE}/internal.Version={COMPOSE_V2_VERSION}"
+        ldflags = f"-s -w -X {COMPOSE_MODULE}/internal.Version={compose_version()}"
         binary.parent.mkdir(parents=True, exist_ok=True)
         tmp_out = binary.with_suffix(".tmp")
         run(
