@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import boto3
 import pytest
 
 from lakehouse import installers
@@ -67,6 +68,18 @@ def stack(stack_settings: Settings) -> Iterator[Stack]:
     leftovers = [s.name for s in stack_module.statuses(settings) if s.state == "running"]
     assert leftovers == [], f"services still running after down: {leftovers}"
     assert stack_module.bound_ports(settings) == [], "ports still bound after down"
+
+
+@pytest.fixture(scope="session")
+def kinesis(stack: Stack):  # type: ignore[no-untyped-def]
+    """A boto3 Kinesis client for the local stack."""
+    return boto3.client(
+        "kinesis",
+        endpoint_url=stack.kinesis_endpoint,
+        region_name=stack.region,
+        aws_access_key_id=stack.aws_access_key,
+        aws_secret_access_key=stack.aws_secret_key,
+    )
 
 
 @pytest.fixture(scope="session")

@@ -12,23 +12,11 @@ import uuid
 from collections import defaultdict
 from pathlib import Path
 
-import boto3
 import pytest
 
 pytestmark = pytest.mark.local
 
 QUERY_TIMEOUT_S = 180
-
-
-@pytest.fixture(scope="module")
-def kinesis(stack):
-    return boto3.client(
-        "kinesis",
-        endpoint_url=stack.kinesis_endpoint,
-        region_name=stack.region,
-        aws_access_key_id=stack.aws_access_key,
-        aws_secret_access_key=stack.aws_secret_key,
-    )
 
 
 @pytest.fixture(scope="module")

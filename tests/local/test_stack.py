@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import uuid
 
-import boto3
 import pytest
 import trino
 from minio import Minio
@@ -13,17 +12,6 @@ from minio import Minio
 from lakehouse import stack as stack_module
 
 pytestmark = pytest.mark.local
-
-
-@pytest.fixture
-def client(stack):  # type: ignore[no-untyped-def]
-    return boto3.client(
-        "kinesis",
-        endpoint_url=stack.kinesis_endpoint,
-        region_name=stack.region,
-        aws_access_key_id=stack.aws_access_key,
-        aws_secret_access_key=stack.aws_secret_key,
-    )
 
 
 def test_all_services_report_running_with_memory(stack) -> None:  # type: ignore[no-untyped-def]
@@ -37,29 +25,29 @@ def test_all_services_report_running_with_memory(stack) -> None:  # type: ignore
     assert all(r.rss_mb and r.rss_mb > 10 for r in rows)
 
 
-def test_kinesis_put_and_read_back_by_shard_iterator(client) -> None:  # type: ignore[no-untyped-def]
+def test_kinesis_put_and_read_back_by_shard_iterator(kinesis) -> None:  # type: ignore[no-untyped-def]
     name = f"test-{uuid.uuid4().hex[:8]}"
-    client.create_stream(StreamName=name, ShardCount=1)
-    client.get_waiter("stream_exists").wait(
+    kinesis.create_stream(StreamName=name, ShardCount=1)
+    kinesis.get_waiter("stream_exists").wait(
         StreamName=name, WaiterConfig={"Delay": 0.2, "MaxAttempts": 100}
     )
     sent = [f"record-{i}".encode() for i in range(25)]
-    response = client.put_records(
+    response = kinesis.put_records(
         StreamName=name, Records=[{"Data": d, "PartitionKey": str(i)} for i, d in enumerate(sent)]
     )
     assert response["FailedRecordCount"] == 0
-    shard = client.list_shards(StreamName=name)["Shards"][0]["ShardId"]
-    iterator = client.get_shard_iterator(
+    shard = kinesis.list_shards(StreamName=name)["Shards"][0]["ShardId"]
+    iterator = kinesis.get_shard_iterator(
         StreamName=name, ShardId=shard, ShardIteratorType="TRIM_HORIZON"
     )["ShardIterator"]
-    received = client.get_records(ShardIterator=iterator, Limit=100)["Records"]
+    received = kinesis.get_records(ShardIterator=iterator, Limit=100)["Records"]
     assert [r["Data"] for r in received] == sent
-    client.delete_stream(StreamName=name)
+    kinesis.delete_stream(StreamName=name)
 
 
-def test_default_stream_was_bootstrapped(stack, client) -> None:  # type: ignore[no-untyped-def]
+def test_default_stream_was_bootstrapped(stack, kinesis) -> None:  # type: ignore[no-untyped-def]
     name = stack.settings["KINESIS_STREAM_NAME"]
-    summary = client.describe_stream_summary(StreamName=name)["StreamDescriptionSummary"]
+    summary = kinesis.describe_stream_summary(StreamName=name)["StreamDescriptionSummary"]
     assert summary["StreamStatus"] == "ACTIVE"
     if stack.settings["KINESIS_STREAM_MODE"] == "PROVISIONED":
         assert summary["OpenShardCount"] == int(stack.settings["KINESIS_SHARD_COUNT"])
