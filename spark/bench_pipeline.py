@@ -22,11 +22,10 @@ import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
-import boto3
-import trino
-
+from lakehouse.bootstrap import trino_connection
 from lakehouse.config import load_settings
 from lakehouse.job_launcher import job_command, job_env
+from lakehouse.services import kinesis_client
 
 
 def iso(ts: float) -> str:
@@ -83,13 +82,7 @@ class VisibilityProbe(threading.Thread):
 
     def __init__(self, settings, database: str, table: str) -> None:  # type: ignore[no-untyped-def]
         super().__init__(daemon=True)
-        self.cursor = trino.dbapi.connect(
-            host="127.0.0.1",
-            port=settings.port("TRINO_PORT"),
-            user="bench",
-            catalog="hudi",
-            schema=database,
-        ).cursor()
+        self.cursor = trino_connection(settings, "hudi", database).cursor()
         self.table = table
         self.samples: list[tuple[float, float]] = []  # (poll wall time, newest event time)
         self.stop = threading.Event()
@@ -127,13 +120,7 @@ def run_rate(
     tag = uuid.uuid4().hex[:6]
     stream, database = f"bench-{tag}", f"bench_{tag}"
     bucket = settings["LAKEHOUSE_BUCKET"]
-    kinesis = boto3.client(
-        "kinesis",
-        endpoint_url=settings.kinesis_endpoint,
-        region_name=settings["AWS_REGION"],
-        aws_access_key_id="t",
-        aws_secret_access_key="t",
-    )
+    kinesis = kinesis_client(settings)
     kinesis.create_stream(StreamName=stream, ShardCount=shards)
     kinesis.get_waiter("stream_exists").wait(
         StreamName=stream, WaiterConfig={"Delay": 0.2, "MaxAttempts": 150}

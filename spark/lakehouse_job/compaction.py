@@ -15,15 +15,9 @@ from collections.abc import Callable, Iterable
 
 from pyspark.sql import SparkSession
 
-log = logging.getLogger("lakehouse_job.compaction")
+from lakehouse_job.hudi_options import SHARED_WITH_COMPACTOR
 
-# Hudi settings the procedure's own write client must share with the writer.
-CONCURRENCY_CONF = {
-    "hoodie.write.concurrency.mode": "optimistic_concurrency_control",
-    "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.InProcessLockProvider",
-    "hoodie.cleaner.policy.failed.writes": "LAZY",
-    "hoodie.metadata.enable": "false",
-}
+log = logging.getLogger("lakehouse_job.compaction")
 
 
 class CompactionRunner:
@@ -44,7 +38,7 @@ class CompactionRunner:
         self._thread = threading.Thread(target=self._loop, name="hudi-compaction", daemon=True)
 
     def start(self) -> CompactionRunner:
-        for key, value in CONCURRENCY_CONF.items():
+        for key, value in SHARED_WITH_COMPACTOR.items():
             self.spark.conf.set(key, value)
         self._thread.start()
         return self

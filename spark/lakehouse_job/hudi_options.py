@@ -23,6 +23,15 @@ from lakehouse_job.tables import TableSpec, TableType
 IS_DELETED = "_is_deleted"
 PAYLOAD_CLASS = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
 
+# The MoR writer and the compaction thread (lakehouse_job.compaction) are two
+# clients of one table in one JVM: both must use these.
+SHARED_WITH_COMPACTOR = {
+    "hoodie.write.concurrency.mode": "optimistic_concurrency_control",
+    "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.InProcessLockProvider",
+    "hoodie.cleaner.policy.failed.writes": "LAZY",
+    "hoodie.metadata.enable": "false",
+}
+
 
 @dataclass(frozen=True)
 class SinkSettings:
@@ -85,12 +94,7 @@ def hudi_options(spec: TableSpec, table_type: TableType, sink: SinkSettings) -> 
                 "hoodie.compact.inline": "false",
                 "hoodie.compact.schedule.inline": "true",
                 "hoodie.compact.inline.max.delta.commits": str(sink.compaction_delta_commits),
-                # The writer and the compaction thread are two clients of one table.
-                "hoodie.write.concurrency.mode": "optimistic_concurrency_control",
-                "hoodie.write.lock.provider": (
-                    "org.apache.hudi.client.transaction.lock.InProcessLockProvider"
-                ),
-                "hoodie.cleaner.policy.failed.writes": "LAZY",
+                **SHARED_WITH_COMPACTOR,
             }
         )
     if sink.hive_sync:

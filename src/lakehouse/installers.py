@@ -233,6 +233,16 @@ def pyspark_home() -> Path:
     return Path(pyspark.__file__).resolve().parent
 
 
+def _kinesis_source_env(settings: Settings) -> dict[str, str]:
+    """What spark/kinesis-source's build.sh and test.sh compile against."""
+    return {
+        **os.environ,
+        "PYSPARK_JARS": str(pyspark_home() / "jars"),
+        "AWS_BUNDLE": str(settings.jars_dir / spark_jar_names(settings)[2]),
+        "JAVA_HOME": str(spark_java_home()),
+    }
+
+
 def ensure_kinesis_source_jar(settings: Settings, progress: Progress = print) -> Path:
     """Build spark/kinesis-source against pyspark's jars; rebuilt when its sources change."""
     source_dir = REPO_ROOT / "spark" / "kinesis-source"
@@ -242,28 +252,15 @@ def ensure_kinesis_source_jar(settings: Settings, progress: Progress = print) ->
         return jar
     progress("  compiling the Kinesis source (spark/kinesis-source)...")
     jar.parent.mkdir(parents=True, exist_ok=True)
-    env = {
-        **os.environ,
-        "PYSPARK_JARS": str(pyspark_home() / "jars"),
-        "AWS_BUNDLE": str(settings.jars_dir / spark_jar_names(settings)[2]),
-        "JAVA_HOME": str(spark_java_home()),
-    }
+    env = _kinesis_source_env(settings)
     _run(["bash", str(source_dir / "build.sh"), str(jar)], "compiling the Kinesis source", env=env)
     return jar
 
 
 def run_kinesis_source_tests(settings: Settings) -> int:
     """Compile and run the source's JUnit tests; returns the runner's exit code."""
-    env = {
-        **os.environ,
-        "PYSPARK_JARS": str(pyspark_home() / "jars"),
-        "AWS_BUNDLE": str(settings.jars_dir / spark_jar_names(settings)[2]),
-        "JUNIT_CONSOLE": str(
-            settings.jars_dir
-            / f"junit-platform-console-standalone-{settings['JUNIT_CONSOLE_VERSION']}.jar"
-        ),
-        "JAVA_HOME": str(spark_java_home()),
-    }
+    junit = f"junit-platform-console-standalone-{settings['JUNIT_CONSOLE_VERSION']}.jar"
+    env = {**_kinesis_source_env(settings), "JUNIT_CONSOLE": str(settings.jars_dir / junit)}
     return subprocess.run(
         ["bash", str(REPO_ROOT / "spark" / "kinesis-source" / "test.sh")], env=env, check=False
     ).returncode

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import urllib.request
-from pathlib import Path
 
 import boto3
 from botocore.config import Config
@@ -102,7 +101,6 @@ def kinesis_spec(settings: Settings) -> ServiceSpec:
         health=healthy,
         cwd=cwd,
         start_timeout_s=60,
-        notes=engine,
     )
 
 
@@ -211,7 +209,3 @@ SERVICE_BUILDERS = {
 
 def service_names() -> list[str]:
     return list(SERVICE_BUILDERS)
-
-
-def log_path(settings: Settings, name: str) -> Path:
-    return settings.logs_dir / f"{name}.log"

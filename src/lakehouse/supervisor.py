@@ -14,7 +14,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 HealthCheck = Callable[[], bool]
@@ -34,7 +34,6 @@ class ServiceSpec:
     health: HealthCheck
     cwd: Path | None = None
     start_timeout_s: float = 60.0
-    notes: str = ""
 
 
 @dataclass
@@ -46,7 +45,6 @@ class ServiceStatus:
     url: str = ""
     log: str = ""
     rss_mb: float | None = None
-    extra: dict[str, str] = field(default_factory=dict)
 
 
 def port_is_open(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bool:

@@ -11,11 +11,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-import boto3
-import trino
-
+from lakehouse.bootstrap import trino_connection
 from lakehouse.config import Settings
 from lakehouse.job_launcher import job_command, job_env
+from lakehouse.services import kinesis_client, s3_client
 
 
 @dataclass(frozen=True)
@@ -92,13 +91,7 @@ class Run:
 
     # --- Kinesis ---
     def kinesis(self):  # type: ignore[no-untyped-def]
-        return boto3.client(
-            "kinesis",
-            endpoint_url=self.settings.kinesis_endpoint,
-            region_name=self.settings["AWS_REGION"],
-            aws_access_key_id="test",
-            aws_secret_access_key="test",
-        )
+        return kinesis_client(self.settings)
 
     def create_stream(self, shards: int = 2) -> None:
         client = self.kinesis()
@@ -122,25 +115,13 @@ class Run:
 
     # --- Trino ---
     def query(self, sql: str, catalog: str = "hudi") -> list[list]:
-        cursor = trino.dbapi.connect(
-            host="127.0.0.1",
-            port=self.settings.port("TRINO_PORT"),
-            user="test",
-            catalog=catalog,
-            schema=self.database,
-        ).cursor()
+        cursor = trino_connection(self.settings, catalog, self.database).cursor()
         cursor.execute(sql)
         return cursor.fetchall()
 
     # --- S3 ---
     def s3(self):  # type: ignore[no-untyped-def]
-        return boto3.client(
-            "s3",
-            endpoint_url=self.settings.s3_endpoint,
-            region_name=self.settings["AWS_REGION"],
-            aws_access_key_id=self.settings["S3_ACCESS_KEY"],
-            aws_secret_access_key=self.settings["S3_SECRET_KEY"],
-        )
+        return s3_client(self.settings)
 
     def raw_json_lines(self, table: str) -> list[str]:
         s3, lines = self.s3(), []
