@@ -11,13 +11,15 @@ PYTEST      := $(VENV)/bin/pytest
 STAMP       := $(VENV)/.installed-$(PYSPARK_VERSION)
 
 .PHONY: help setup demo test unit-test local-test java-test lint \
-        local-up local-down local-status run load verify clean-state
+        local-up local-down local-status run load verify clean-state bench
 
 help:
 	@echo "make demo        set up (first run downloads ~2 GB) and run the pipeline end to end"
 	@echo "make test        set up and run every test (unit, Java, local end-to-end)"
 	@echo "make local-up | local-down | local-status   the service stack as host processes"
 	@echo "make run | load | verify                    the streaming job, the load generator, the ledger check"
+	@echo "make bench       benchmark the job (needs the stack: KINESIS_ENGINE=kinesalite make local-up);"
+	@echo "                 BENCH_ARGS='--rates 1000,5000 --commit-cost' for more, results in bench/results/"
 	@echo "make lint        ruff"
 
 $(STAMP): pyproject.toml versions.env
@@ -64,6 +66,10 @@ load: setup
 
 verify: $(STAMP)
 	$(LAKEHOUSE) verify
+
+BENCH_ARGS ?=
+bench: setup
+	$(LAKEHOUSE) bench $(BENCH_ARGS)
 
 # Removes local-mode data (tables, stream, metastore); downloads are kept.
 clean-state: local-down

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Mapping
 
 from pyspark.sql import SparkSession
 
@@ -20,17 +20,18 @@ from lakehouse_job.hudi_options import SHARED_WITH_COMPACTOR
 log = logging.getLogger("lakehouse_job.compaction")
 
 
+# table base path -> the table's merge options (hudi_options.merge_options)
+Tables = Mapping[str, Mapping[str, str]]
+
+
 class CompactionRunner:
     """A daemon thread that compacts the given MoR tables every `interval_s` seconds."""
 
     def __init__(
-        self,
-        spark: SparkSession,
-        table_paths: Callable[[], Iterable[str]],
-        interval_s: float = 20.0,
+        self, spark: SparkSession, tables: Callable[[], Tables], interval_s: float = 20.0
     ) -> None:
         self.spark = spark
-        self.table_paths = table_paths
+        self.tables = tables
         self.interval_s = interval_s
         self.runs = 0
         self.failures = 0
@@ -49,25 +50,29 @@ class CompactionRunner:
         self._thread.join(timeout_s)
 
     def compact_now(self) -> None:
-        for path in list(self.table_paths()):
-            self._compact(path)
+        for path, options in dict(self.tables()).items():
+            self._compact(path, options)
 
     def compact_fully(self) -> None:
         """Schedule and run a compaction of everything not yet compacted (end of a run,
         so read-optimized views show the final state)."""
         self.spark.conf.set("hoodie.compact.inline.max.delta.commits", "1")
-        for path in list(self.table_paths()):
-            self.spark.sql(
-                f"CALL run_compaction(op => 'scheduleAndExecute', path => '{path}')"
-            ).collect()
+        for path, options in dict(self.tables()).items():
+            self._call("scheduleAndExecute", path, options)
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval_s):
             self.compact_now()
 
-    def _compact(self, path: str) -> None:
+    def _call(self, op: str, path: str, options: Mapping[str, str]) -> None:
+        pairs = ",".join(f"{k}={v}" for k, v in options.items())
+        self.spark.sql(
+            f"CALL run_compaction(op => '{op}', path => '{path}', options => '{pairs}')"
+        ).collect()
+
+    def _compact(self, path: str, options: Mapping[str, str]) -> None:
         try:
-            self.spark.sql(f"CALL run_compaction(op => 'run', path => '{path}')").collect()
+            self._call("run", path, options)
             self.runs += 1
         except Exception as exc:  # keep ingesting; the next round retries the plan
             self.failures += 1

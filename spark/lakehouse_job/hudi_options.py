@@ -1,24 +1,42 @@
 """Hudi write options for one declared table and table type. Pure: no Spark needed.
 
-The choices, and why:
+The choices, and why (figures: README "Where the time goes", `lakehouse bench`):
 - DefaultHoodieRecordPayload orders by the precombine (event-time) field against
   the stored record too, so a late, older event never overwrites a newer one.
   (The default OverwriteWithLatestAvroPayload only orders within a batch.)
 - Deletes are kept as tombstone rows (`_is_deleted = true`) that carry their
   event time: a hard delete leaves nothing to compare with, and an older update
   arriving after it would re-insert the key. Readers filter the tombstones.
-- A global index moves a record whose partition (event date) changes, instead
-  of leaving the old copy behind in its old partition.
-- Merge-on-Read: compaction is scheduled by the writer every N delta commits
-  and executed by lakehouse_job.compaction on another thread, never inline.
+- The tables are not partitioned: a key lives in one file group whatever its
+  event date, so a key whose date changes cannot leave a copy behind, and no
+  global index has to look across partitions. A date-partitioned layout needs
+  a global index, which reads every base file (or its footers) and every
+  touched file group on each upsert: per-commit cost grew with the table.
+  Event dates stay a column (`partition_by.name`) that readers filter on.
+- Copy-on-Write uses a Bloom index: files hold key ranges (keys arrive in
+  order), so an upsert reads footers and the few files whose range and filter
+  match. Files are kept small (1-2 MB) because each upsert rewrites every file
+  it touches.
+- Merge-on-Read uses a bucket index: a key hashes to one of a fixed number of
+  file groups, so an upsert looks nothing up and only appends log blocks.
+  Compaction is scheduled by the writer every N delta commits and executed by
+  lakehouse_job.compaction on another thread, never inline.
 - Table version 6 (what Hudi 0.15 writes) is what Trino 476 reads.
+- Profile "baseline" keeps the first release's layout (date partitions,
+  GLOBAL_SIMPLE, 100-120 MB files, hive sync every commit) so the benchmark can
+  run both on the same events.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final, Literal
 
 from lakehouse_job.tables import TableSpec, TableType
+
+Profile = Literal["fast", "baseline"]
+PROFILES: Final[tuple[Profile, ...]] = ("fast", "baseline")
+MOR_BUCKETS: Final = 4
 
 IS_DELETED = "_is_deleted"
 PAYLOAD_CLASS = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
@@ -43,14 +61,36 @@ class SinkSettings:
     metastore_uri: str
     compaction_delta_commits: int = 5
     shuffle_parallelism: int = 2
-    hive_sync: bool = True
+    hive_sync: bool = True  # False: no metastore to sync to
+    profile: Profile = "fast"
 
 
 def table_path(sink: SinkSettings, spec: TableSpec, table_type: TableType) -> str:
     return f"{sink.base_path.rstrip('/')}/{spec.table_name(table_type)}"
 
 
-def hudi_options(spec: TableSpec, table_type: TableType, sink: SinkSettings) -> dict[str, str]:
+def merge_options(spec: TableSpec) -> dict[str, str]:
+    """How two versions of a record merge: the later event time wins. The writer and the
+    compactor of a table both need them: a Merge-on-Read log can hold a late, older event
+    (a bucket index appends without reading the stored row), and compaction without an
+    ordering field lets the newest log record win whatever its event time."""
+    return {
+        "hoodie.datasource.write.precombine.field": spec.precombine,
+        "hoodie.datasource.write.payload.class": PAYLOAD_CLASS,
+        "hoodie.compaction.payload.class": PAYLOAD_CLASS,
+        "hoodie.payload.ordering.field": spec.precombine,
+        "hoodie.payload.event.time.field": spec.precombine,
+    }
+
+
+def is_partitioned(profile: Profile) -> bool:
+    return profile == "baseline"
+
+
+def hudi_options(
+    spec: TableSpec, table_type: TableType, sink: SinkSettings, sync: bool = True
+) -> dict[str, str]:
+    """`sync`: register the table in the metastore after this commit (when there is one)."""
     name = spec.table_name(table_type)
     parallelism = str(sink.shuffle_parallelism)
     options = {
@@ -58,22 +98,10 @@ def hudi_options(spec: TableSpec, table_type: TableType, sink: SinkSettings) -> 
         "hoodie.datasource.write.table.type": table_type,
         "hoodie.datasource.write.operation": "upsert",
         "hoodie.datasource.write.recordkey.field": spec.record_key,
-        "hoodie.datasource.write.precombine.field": spec.precombine,
-        "hoodie.datasource.write.partitionpath.field": spec.partition_name,
-        "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.SimpleKeyGenerator",
-        "hoodie.datasource.write.hive_style_partitioning": "true",
-        "hoodie.datasource.write.payload.class": PAYLOAD_CLASS,
-        "hoodie.payload.ordering.field": spec.precombine,
-        "hoodie.payload.event.time.field": spec.precombine,
-        "hoodie.index.type": "GLOBAL_SIMPLE",
-        "hoodie.simple.index.update.partition.path": "true",
+        **merge_options(spec),
         "hoodie.upsert.shuffle.parallelism": parallelism,
         "hoodie.insert.shuffle.parallelism": parallelism,
-        "hoodie.simple.index.parallelism": parallelism,
         "hoodie.finalize.write.parallelism": parallelism,
-        # Small-file handling: new inserts top up files under 100 MB; files stop at 120 MB.
-        "hoodie.parquet.small.file.limit": str(100 * 1024 * 1024),
-        "hoodie.parquet.max.file.size": str(120 * 1024 * 1024),
         # Keep enough commits for time travel and incremental reads in the sandbox.
         "hoodie.cleaner.commits.retained": "20",
         "hoodie.keep.min.commits": "30",
@@ -88,6 +116,61 @@ def hudi_options(spec: TableSpec, table_type: TableType, sink: SinkSettings) -> 
         "hoodie.write.markers.type": "DIRECT",
         "hoodie.datasource.write.reconcile.schema": "false",
     }
+    profile = sink.profile
+    if is_partitioned(profile):
+        options.update(
+            {
+                "hoodie.datasource.write.partitionpath.field": spec.partition_name,
+                "hoodie.datasource.write.keygenerator.class": (
+                    "org.apache.hudi.keygen.SimpleKeyGenerator"
+                ),
+                "hoodie.datasource.write.hive_style_partitioning": "true",
+            }
+        )
+    else:
+        options.update(
+            {
+                "hoodie.datasource.write.partitionpath.field": "",
+                "hoodie.datasource.write.keygenerator.class": (
+                    "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
+                ),
+            }
+        )
+    if profile == "baseline":
+        options.update(
+            {
+                "hoodie.index.type": "GLOBAL_SIMPLE",
+                "hoodie.simple.index.update.partition.path": "true",
+                "hoodie.simple.index.parallelism": parallelism,
+                "hoodie.parquet.small.file.limit": str(100 * 1024 * 1024),
+                "hoodie.parquet.max.file.size": str(120 * 1024 * 1024),
+            }
+        )
+    elif table_type == "MERGE_ON_READ":
+        options.update(
+            {
+                "hoodie.index.type": "BUCKET",
+                "hoodie.index.bucket.engine": "SIMPLE",
+                "hoodie.bucket.index.num.buckets": str(MOR_BUCKETS),
+                "hoodie.bucket.index.hash.field": spec.record_key,
+                "hoodie.parquet.compression.codec": "snappy",
+                "hoodie.clean.max.commits": "10",
+            }
+        )
+    else:
+        options.update(
+            {
+                "hoodie.index.type": "BLOOM",
+                "hoodie.bloom.index.parallelism": parallelism,
+                "hoodie.parquet.compression.codec": "snappy",
+                "hoodie.clean.max.commits": "10",
+                # Hudi sizes files by an estimate until a commit writes more than the
+                # small-file limit; ~64 bytes is what an order row takes here.
+                "hoodie.copyonwrite.record.size.estimate": "64",
+                "hoodie.parquet.small.file.limit": str(1024 * 1024),
+                "hoodie.parquet.max.file.size": str(2 * 1024 * 1024),
+            }
+        )
     if table_type == "MERGE_ON_READ":
         options.update(
             {
@@ -97,8 +180,9 @@ def hudi_options(spec: TableSpec, table_type: TableType, sink: SinkSettings) -> 
                 **SHARED_WITH_COMPACTOR,
             }
         )
-    if sink.hive_sync:
-        options.update(hive_sync_options(sink, name, spec.partition_name))
+    if sink.hive_sync and sync:
+        partition = spec.partition_name if is_partitioned(profile) else ""
+        options.update(hive_sync_options(sink, name, partition))
     return options
 
 
@@ -113,6 +197,8 @@ def hive_sync_options(sink: SinkSettings, table: str, partition: str) -> dict[st
         "hoodie.datasource.hive_sync.partition_fields": partition,
         "hoodie.datasource.hive_sync.partition_extractor_class": (
             "org.apache.hudi.hive.MultiPartKeysValueExtractor"
+            if partition
+            else "org.apache.hudi.hive.NonPartitionedExtractor"
         ),
         # Event-time columns stay TIMESTAMP in the metastore, not BIGINT.
         "hoodie.datasource.hive_sync.support_timestamp": "true",
@@ -120,7 +206,7 @@ def hive_sync_options(sink: SinkSettings, table: str, partition: str) -> dict[st
     }
 
 
-def quarantine_options(sink: SinkSettings) -> dict[str, str]:
+def quarantine_options(sink: SinkSettings, sync: bool = True) -> dict[str, str]:
     """The quarantine table: one row per rejected record, keyed by its Kinesis position,
     so a replayed batch rewrites the same rows instead of adding copies."""
     parallelism = str(sink.shuffle_parallelism)
@@ -138,6 +224,6 @@ def quarantine_options(sink: SinkSettings) -> dict[str, str]:
         "hoodie.insert.shuffle.parallelism": parallelism,
         "hoodie.metadata.enable": "false",
     }
-    if sink.hive_sync:
+    if sink.hive_sync and sync:
         options.update(hive_sync_options(sink, "quarantine", "quarantine_date"))
     return options

@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
@@ -26,8 +26,9 @@ from pyspark.sql import functions as F
 from lakehouse_job import envelope, sinks
 from lakehouse_job.compaction import CompactionRunner
 from lakehouse_job.dedupe import dedupe
-from lakehouse_job.hudi_options import SinkSettings, table_path
+from lakehouse_job.hudi_options import PROFILES, SinkSettings, merge_options, table_path
 from lakehouse_job.parse import REASON, split_batch
+from lakehouse_job.progress import ProgressLog
 from lakehouse_job.tables import TABLES_YAML, TableSpec, load_tables
 
 log = logging.getLogger("lakehouse_job")
@@ -85,6 +86,18 @@ def build_parser() -> argparse.ArgumentParser:
         default=3,
         help="sink writes of one micro-batch run side by side",
     )
+    p.add_argument(
+        "--profile",
+        choices=PROFILES,
+        default="fast",
+        help="table layout and write settings; 'baseline' is the first release's (benchmarks)",
+    )
+    p.add_argument(
+        "--writer",
+        choices=["foreach-batch", "hudi-streaming-sink"],
+        default="foreach-batch",
+        help="hudi-streaming-sink: Hudi's own sink, one query per table (benchmark yardstick)",
+    )
     p.add_argument("--master", default=_env("SPARK_MASTER"))
     p.add_argument(
         "--metrics-file",
@@ -92,6 +105,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="append one JSON line per micro-batch (the benchmark reads it)",
     )
     return p
+
+
+@dataclass(frozen=True)
+class Write:
+    """One sink write of a micro-batch; `synced`: (table, partitions) it registers in the
+    metastore, if it syncs."""
+
+    name: str
+    run: Callable[[], None]
+    synced: tuple[str, tuple[str, ...]] | None = None
 
 
 @dataclass
@@ -104,6 +127,30 @@ class BatchMetrics:
     quarantined: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
     finished_at: float = 0.0
+
+
+class MetastoreSync:
+    """Decides which commits also update the metastore.
+
+    Hive sync costs ~1 s a table (schema and partitions read back from the metastore
+    and the timeline), and only a new table, a new schema or a new partition changes
+    what it writes. So a table is synced on its first commit of each run (which also
+    catches up anything a crashed run committed but never synced) and when a commit
+    brings a partition not synced before; unpartitioned tables only on the first.
+    Profile 'baseline' syncs every commit, as the first release did.
+    """
+
+    def __init__(self, every_commit: bool = False) -> None:
+        self.every_commit = every_commit
+        self._synced: dict[str, set[str]] = {}
+
+    def needed(self, table: str, partitions: Iterable[str] = ()) -> bool:
+        if self.every_commit or table not in self._synced:
+            return True
+        return not set(partitions) <= self._synced[table]
+
+    def done(self, table: str, partitions: Iterable[str] = ()) -> None:
+        self._synced.setdefault(table, set()).update(partitions)
 
 
 class BatchWriter:
@@ -120,7 +167,8 @@ class BatchWriter:
         self.sink = sink
         self.parallel_writes = parallel_writes
         self.metrics_file = Path(metrics_file) if metrics_file else None
-        self.mor_paths: set[str] = set()
+        self.mor_tables: dict[str, dict[str, str]] = {}  # path -> merge options
+        self.sync = MetastoreSync(every_commit=sink.profile == "baseline")
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         started = time.monotonic()
@@ -131,7 +179,7 @@ class BatchWriter:
         try:
             counts = self._counts(classified)
             metrics.records = sum(counts.values())
-            writes: list[tuple[str, Callable[[], None]]] = []
+            writes: list[Write] = []
             for event_type, spec in self.specs.items():
                 valid = counts.get((event_type, True), 0)
                 if not valid:
@@ -141,32 +189,47 @@ class BatchWriter:
                 latest = dedupe(rows, spec).persist()
                 cached.append(latest)
                 writes.append(
-                    (
+                    Write(
                         f"{spec.table}_json",
                         partial(sinks.write_raw_json, rows, spec, self.sink, batch_id),
                     )
                 )
                 for table_type in spec.table_types:
+                    name = spec.table_name(table_type)
+                    sync = self.sync.needed(name)
                     writes.append(
-                        (
-                            spec.table_name(table_type),
-                            partial(sinks.write_hudi, latest, spec, table_type, self.sink),
+                        Write(
+                            name,
+                            partial(sinks.write_hudi, latest, spec, table_type, self.sink, sync),
+                            synced=(name, ()) if sync else None,
                         )
                     )
                     if table_type == "MERGE_ON_READ":
-                        self.mor_paths.add(table_path(self.sink, spec, table_type))
+                        path = table_path(self.sink, spec, table_type)
+                        self.mor_tables[path] = merge_options(spec)
             metrics.quarantined = sum(n for (_, ok), n in counts.items() if not ok)
             if metrics.quarantined:
-                writes.append(
-                    ("quarantine", partial(sinks.write_quarantine, split.quarantine, self.sink))
-                )
+                writes.append(self._quarantine_write(split.quarantine))
             self._run_writes(writes, metrics)
+            for write in writes:
+                if write.synced:
+                    self.sync.done(*write.synced)
         finally:
             for frame in cached:
                 frame.unpersist()
         metrics.seconds["batch"] = round(time.monotonic() - started, 3)
         metrics.finished_at = time.time()
         self._report(metrics)
+
+    def _quarantine_write(self, rejected: DataFrame) -> Write:
+        dated = sinks.with_quarantine_date(rejected)
+        dates = [r[0] for r in dated.select(sinks.QUARANTINE_PARTITION).distinct().collect()]
+        sync = self.sync.needed("quarantine", dates)
+        return Write(
+            "quarantine",
+            partial(sinks.write_quarantine, dated, self.sink, sync),
+            synced=("quarantine", tuple(dates)) if sync else None,
+        )
 
     @staticmethod
     def _counts(classified: DataFrame) -> dict[tuple[str | None, bool], int]:
@@ -177,9 +240,7 @@ class BatchWriter:
         )
         return {(r[0], bool(r[1])): int(r[2]) for r in rows}
 
-    def _run_writes(
-        self, writes: list[tuple[str, Callable[[], None]]], metrics: BatchMetrics
-    ) -> None:
+    def _run_writes(self, writes: list[Write], metrics: BatchMetrics) -> None:
         """Run the sinks' writes side by side: each is mostly waiting on S3, the
         metastore or Hudi's timeline, so overlapping them shortens the batch. The
         batch fails (and is replayed after restart) if any write fails."""
@@ -190,7 +251,7 @@ class BatchWriter:
             metrics.seconds[name] = round(time.monotonic() - begun, 3)
 
         with ThreadPoolExecutor(max_workers=self.parallel_writes) as pool:
-            futures = [pool.submit(timed, name, write) for name, write in writes]
+            futures = [pool.submit(timed, w.name, w.run) for w in writes]
         for future in futures:
             future.result()
 
@@ -244,12 +305,13 @@ def run(args: argparse.Namespace) -> int:
         metastore_uri=args.metastore_uri or "",
         compaction_delta_commits=args.compaction_delta_commits,
         hive_sync=bool(args.metastore_uri),
+        profile=args.profile,
     )
     spark = build_session(args)
+    if args.writer == "hudi-streaming-sink":
+        return _run_hudi_streaming_sink(spark, args, specs, sink)
     writer = BatchWriter(specs, sink, args.metrics_file, args.parallel_writes)
-    compactor = CompactionRunner(
-        spark, lambda: sorted(writer.mor_paths), args.compaction_interval
-    ).start()
+    compactor = CompactionRunner(spark, lambda: writer.mor_tables, args.compaction_interval).start()
     stream_writer = (
         kinesis_stream(spark, args)
         .writeStream.foreachBatch(writer)
@@ -261,6 +323,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         stream_writer = stream_writer.trigger(processingTime=f"{args.trigger_seconds} seconds")
     stop = GracefulStop()
+    if args.metrics_file:
+        spark.streams.addListener(ProgressLog(args.metrics_file))
     query = stream_writer.start()
     log.info(
         "streaming from %s into %s (checkpoint %s)", args.stream, args.warehouse, args.checkpoint
@@ -278,6 +342,35 @@ def run(args: argparse.Namespace) -> int:
         log.error("the streaming query failed: %s", error)
         return 1
     return 0
+
+
+def _run_hudi_streaming_sink(
+    spark: SparkSession,
+    args: argparse.Namespace,
+    specs: Mapping[str, TableSpec],
+    sink: SinkSettings,
+) -> int:
+    from lakehouse_job import hudi_streaming_sink
+
+    stop = GracefulStop()
+    queries = hudi_streaming_sink.run(
+        spark,
+        kinesis_stream(spark, args),
+        specs,
+        sink,
+        args.checkpoint,
+        args.trigger_seconds,
+        args.metrics_file,
+    )
+    log.info("streaming from %s into %s with Hudi's streaming sink", args.stream, args.warehouse)
+    while all(q.isActive for q in queries) and not stop.requested:
+        time.sleep(1)
+    for query in queries:
+        _stop_between_batches(query)
+    errors = [q.exception() for q in queries if q.exception() is not None]
+    for error in errors:
+        log.error("a streaming query failed: %s", error)
+    return 1 if errors else 0
 
 
 def _stop_between_batches(query) -> None:  # type: ignore[no-untyped-def]

@@ -22,11 +22,14 @@ from lakehouse_job.tables import TableSpec, TableType
 QUARANTINE_PARTITION = "quarantine_date"
 
 
-def write_hudi(rows: DataFrame, spec: TableSpec, table_type: TableType, sink: SinkSettings) -> None:
-    """Upsert one batch of (deduplicated) rows into one Hudi table."""
+def write_hudi(
+    rows: DataFrame, spec: TableSpec, table_type: TableType, sink: SinkSettings, sync: bool = True
+) -> None:
+    """Upsert one batch of (deduplicated) rows into one Hudi table; `sync`: then update
+    the metastore."""
     (
         rows.write.format("hudi")
-        .options(**hudi_options(spec, table_type, sink))
+        .options(**hudi_options(spec, table_type, sink, sync))
         .mode("append")
         .save(table_path(sink, spec, table_type))
     )
@@ -51,16 +54,21 @@ def quarantine_table_path(sink: SinkSettings) -> str:
     return f"{sink.base_path.rstrip('/')}/quarantine"
 
 
-def write_quarantine(rows: DataFrame, sink: SinkSettings) -> None:
-    # Partitioned by arrival date, not by the time of writing, so a replayed batch
-    # lands on the same keys in the same partitions.
-    dated = rows.withColumn(
+def with_quarantine_date(rows: DataFrame) -> DataFrame:
+    """Quarantine rows (parse.quarantine_rows) with their partition column: the arrival
+    date, not the time of writing, so a replayed batch lands on the same keys in the
+    same partitions."""
+    return rows.withColumn(
         QUARANTINE_PARTITION,
         F.date_format(F.coalesce(F.col(columns.Q_ARRIVAL_TS), F.current_timestamp()), "yyyy-MM-dd"),
     )
+
+
+def write_quarantine(rows: DataFrame, sink: SinkSettings, sync: bool = True) -> None:
+    """Upsert `with_quarantine_date` rows into the quarantine table."""
     (
-        dated.write.format("hudi")
-        .options(**quarantine_options(sink))
+        rows.write.format("hudi")
+        .options(**quarantine_options(sink, sync))
         .mode("append")
         .save(quarantine_table_path(sink))
     )

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from lakehouse import demo, installers, job_launcher, stack
 from lakehouse.bootstrap import BootstrapError
@@ -177,6 +178,31 @@ def cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
     return 0 if verified else 1
 
 
+def cmd_bench(settings: Settings, args: argparse.Namespace) -> int:
+    """Throughput, freshness and cost of the job at fixed input rates; commit cost vs size."""
+    from lakehouse.bench.run import BenchOptions, run_bench
+
+    def ints(text: str) -> tuple[int, ...]:
+        return tuple(int(x) for x in text.split(",") if x)
+
+    options = BenchOptions(
+        rates=ints(args.rates),
+        seconds=args.seconds,
+        keys=args.keys,
+        shards=args.shards,
+        trigger_s=args.trigger,
+        drain_s=args.drain,
+        profiles=tuple(args.profiles.split(",")),
+        rt_probe=not args.no_rt_probe,
+        pipeline=not args.commit_cost_only,
+        commit_cost=args.commit_cost or args.commit_cost_only,
+        commit_sizes=ints(args.commit_sizes),
+        commit_batch=args.commit_batch,
+        json_path=Path(args.json) if args.json else None,
+    )
+    return run_bench(settings, options, _say)
+
+
 COMMANDS: dict[str, tuple[Callable[[Settings, argparse.Namespace], int], str]] = {
     "up": (cmd_up, "start every service as a host process, wait until healthy, bootstrap"),
     "down": (cmd_down, "stop what `up` started"),
@@ -187,6 +213,7 @@ COMMANDS: dict[str, tuple[Callable[[Settings, argparse.Namespace], int], str]] =
     "run": (cmd_run, "run the streaming job (extra job options after --)"),
     "load": (cmd_load, "run the Locust load generator against the local stream"),
     "verify": (cmd_verify, "compare Trino's tables with the load generator's ledger"),
+    "bench": (cmd_bench, "benchmark the job: throughput, freshness, CPU, commit cost"),
 }
 
 
@@ -208,7 +235,24 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--late-rate", type=float, default=0.02)
         p.add_argument("--web", action="store_true", help="Locust web UI instead of headless")
     parsers["verify"].add_argument("--table-suffix", default="_cow", help="_cow or _mor_ro")
+    add_bench_arguments(parsers["bench"])
     return parser
+
+
+def add_bench_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--rates", default="1000,2500,5000", help="input events/s, comma-separated")
+    p.add_argument("--seconds", type=float, default=60, help="sending time per rate")
+    p.add_argument("--keys", type=int, default=50_000, help="distinct order ids sent")
+    p.add_argument("--shards", type=int, default=4)
+    p.add_argument("--trigger", type=float, default=2.0, help="job trigger interval (s)")
+    p.add_argument("--drain", type=float, default=60, help="max seconds to wait after sending")
+    p.add_argument("--profiles", default="fast,baseline", help="job profiles to compare")
+    p.add_argument("--no-rt-probe", action="store_true", help="skip the hudi-rs MoR snapshot probe")
+    p.add_argument("--commit-cost", action="store_true", help="also per-commit cost vs size")
+    p.add_argument("--commit-cost-only", action="store_true")
+    p.add_argument("--commit-sizes", default="10000,100000,1000000")
+    p.add_argument("--commit-batch", type=int, default=10_000)
+    p.add_argument("--json", help="also write the summary here")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -87,7 +87,10 @@ class Run:
         assert code == 0, f"job exited {code}; last lines of {self.log}:\n{tail(self.log)}"
 
     def batches_done(self) -> int:
-        return len(self.metrics.read_text().splitlines()) if self.metrics.exists() else 0
+        """Micro-batches the job's BatchWriter finished (not Spark's progress lines)."""
+        if not self.metrics.exists():
+            return 0
+        return sum('"valid"' in line for line in self.metrics.read_text().splitlines())
 
     # --- Kinesis ---
     def kinesis(self):  # type: ignore[no-untyped-def]

@@ -1,7 +1,15 @@
 """The Hudi options that carry the pipeline's guarantees (see hudi_options' docstring)."""
 
+from dataclasses import replace
+
 import pytest
-from lakehouse_job.hudi_options import SinkSettings, hudi_options, quarantine_options, table_path
+from lakehouse_job.hudi_options import (
+    SinkSettings,
+    hudi_options,
+    merge_options,
+    quarantine_options,
+    table_path,
+)
 from lakehouse_job.tables import load_tables
 
 pytestmark = pytest.mark.unit
@@ -24,11 +32,40 @@ def test_event_time_ordering_survives_across_commits() -> None:
     assert options["hoodie.datasource.write.recordkey.field"] == "order_id"
 
 
-def test_rows_move_when_their_event_date_changes() -> None:
-    options = hudi_options(ORDERS, "COPY_ON_WRITE", SINK)
-    assert options["hoodie.index.type"].startswith("GLOBAL_")
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_one_file_group_per_key_whatever_its_event_date(table_type: str) -> None:
+    # Unpartitioned: a key whose event date changes stays in its file group, found by a
+    # non-global index, instead of a global index that reads across partitions.
+    options = hudi_options(ORDERS, table_type, SINK)  # type: ignore[arg-type]
+    assert options["hoodie.datasource.write.partitionpath.field"] == ""
+    assert options["hoodie.datasource.write.keygenerator.class"].endswith(
+        "NonpartitionedKeyGenerator"
+    )
+    assert options["hoodie.datasource.hive_sync.partition_extractor_class"].endswith(
+        "NonPartitionedExtractor"
+    )
+    expected_index = "BLOOM" if table_type == "COPY_ON_WRITE" else "BUCKET"
+    assert options["hoodie.index.type"] == expected_index
+
+
+def test_baseline_profile_keeps_the_first_release_layout() -> None:
+    options = hudi_options(ORDERS, "COPY_ON_WRITE", replace(SINK, profile="baseline"))
+    assert options["hoodie.index.type"] == "GLOBAL_SIMPLE"
     assert options["hoodie.simple.index.update.partition.path"] == "true"
     assert options["hoodie.datasource.write.partitionpath.field"] == "partition_date"
+
+
+def test_compaction_merges_by_event_time_too() -> None:
+    merge = merge_options(ORDERS)
+    assert merge["hoodie.payload.ordering.field"] == "order_ts"
+    assert merge["hoodie.compaction.payload.class"].endswith("DefaultHoodieRecordPayload")
+    assert merge.items() <= hudi_options(ORDERS, "MERGE_ON_READ", SINK).items()
+
+
+def test_metastore_sync_only_when_asked() -> None:
+    assert "hoodie.datasource.hive_sync.enable" in hudi_options(ORDERS, "COPY_ON_WRITE", SINK)
+    unsynced = hudi_options(ORDERS, "COPY_ON_WRITE", SINK, sync=False)
+    assert not any(k.startswith("hoodie.datasource.hive_sync") for k in unsynced)
 
 
 def test_merge_on_read_only_schedules_compaction_inline() -> None:

@@ -1,0 +1,240 @@
+"""Per-commit cost of the job's Hudi upserts as the table grows (the flat-cost benchmark).
+
+Drives the job's own write path (sinks.write_hudi with hudi_options for a profile) in a
+local Spark session against the running stack's S3 and metastore: the table is grown to
+each size with inserts, then `--commits` upserts of `--batch` rows are timed. The batch is
+an orders CDC mix: half creates of new keys, half updates of keys created recently
+(`--recent` newest keys), as an order is paid and shipped soon after it is placed; with
+`--spread uniform` the updates hit any key instead (the worst case for Copy-on-Write).
+
+Prints one JSON line per measured commit and writes the whole result to --json.
+Run through `lakehouse bench --commit-cost` (it sets up the Spark environment).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from lakehouse_job import columns
+from lakehouse_job.hudi_options import PROFILES, Profile, SinkSettings, hudi_options, table_path
+from lakehouse_job.spark_schema import valid_row_type
+from lakehouse_job.tables import TABLES_YAML, TableSpec, TableType, load_tables
+
+
+def orders_rows(
+    spark: SparkSession, spec: TableSpec, keys: DataFrame, ts: datetime, op: str
+) -> DataFrame:
+    """Valid order rows for the key ids in `keys` (column `id`), typed as the job's rows."""
+    day = ts.strftime("%Y-%m-%d")
+    frame = keys.select(
+        F.format_string("o%012d", F.col("id")).alias("order_id"),
+        F.format_string("cust-%05d", F.col("id") % 5000).alias("customer_id"),
+        (F.col("id") % 1000).cast("double").alias("amount"),
+        F.lit("paid" if op == "u" else "placed").alias("status"),
+        F.lit(ts).cast("timestamp").alias("order_ts"),
+        F.lit(day).alias(spec.partition_name),
+        F.lit(op).alias(columns.OP),
+        F.lit(False).alias(columns.IS_DELETED),
+        F.lit("shardId-000000000000").alias(columns.INGEST_SHARD),
+        F.format_string("%d", F.col("id")).alias(columns.INGEST_SEQ),
+        F.lit(ts).cast("timestamp").alias(columns.ARRIVAL_TS),
+    )
+    return frame.select(*[F.col(f.name).cast(f.dataType) for f in valid_row_type(spec).fields])
+
+
+def cdc_batch(
+    spark: SparkSession, spec: TableSpec, size: int, batch: int, recent: int, spread: str, seed: int
+) -> DataFrame:
+    """`batch` rows: batch/2 new keys after `size`, batch/2 updates of existing keys."""
+    ts = datetime.now(UTC)
+    creates = spark.range(size, size + batch // 2)
+    window = size if spread == "uniform" else min(size, recent)
+    updates = (
+        spark.range(batch - batch // 2)
+        .select((size - 1 - (F.rand(seed) * window).cast("long")).alias("id"))
+        .dropDuplicates(["id"])
+    )
+    return orders_rows(spark, spec, creates, ts, "c").unionByName(
+        orders_rows(spark, spec, updates, ts, "u")
+    )
+
+
+def grow(
+    spark: SparkSession, spec: TableSpec, table_type: TableType, sink: SinkSettings, end: int
+) -> None:
+    """Add keys up to `end` in key order, as a stream would have: files hold key ranges.
+
+    Bucket-indexed tables take inserts (keys hash to buckets anyway); the others a
+    globally sorted bulk insert.
+    """
+    options = hudi_options(spec, table_type, sink) | {"hoodie.datasource.hive_sync.enable": "false"}
+    start = (
+        spark.read.format("hudi").load(table_path(sink, spec, table_type)).count()
+        if (_exists(spark, table_path(sink, spec, table_type)))
+        else 0
+    )
+    if options.get("hoodie.index.type") == "BUCKET":
+        options["hoodie.datasource.write.operation"] = "insert"
+    else:
+        options["hoodie.datasource.write.operation"] = "bulk_insert"
+        options["hoodie.bulkinsert.sort.mode"] = "GLOBAL_SORT"
+        options["hoodie.bulkinsert.shuffle.parallelism"] = str(max(1, (end - start) // 20_000))
+    rows = orders_rows(spark, spec, spark.range(start, end), datetime.now(UTC), "c")
+    rows.write.format("hudi").options(**options).mode("append").save(
+        table_path(sink, spec, table_type)
+    )
+
+
+def _exists(spark: SparkSession, path: str) -> bool:
+    jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
+    hpath = jvm.org.apache.hadoop.fs.Path(path)
+    fs = hpath.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())  # type: ignore[attr-defined]
+    return bool(fs.exists(hpath))
+
+
+SYNC_EVERY = "sync.every.commit"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A profile, optionally with Hudi options changed: one lever measured at a time."""
+
+    label: str
+    profile: Profile
+    options: dict[str, str]
+
+    @property
+    def sync_every_commit(self) -> bool:
+        return self.profile == "baseline" or self.options.get(SYNC_EVERY) == "true"
+
+    @staticmethod
+    def parse(text: str) -> Variant:
+        """`profile` or `label:profile:key=value,key=value` (`sync.every.commit=true`: as
+        the baseline does, instead of the job's once per run)."""
+        if ":" not in text:
+            return Variant(text, _profile(text), {})
+        label, profile, pairs = text.split(":", 2)
+        options = dict(pair.split("=", 1) for pair in pairs.split(",") if pair)
+        return Variant(label, _profile(profile), options)
+
+
+def _profile(name: str) -> Profile:
+    if name not in PROFILES:
+        raise SystemExit(f"unknown profile {name!r}: one of {', '.join(PROFILES)}")
+    return name  # type: ignore[return-value]
+
+
+def upsert(
+    rows: DataFrame,
+    spec: TableSpec,
+    table_type: TableType,
+    sink: SinkSettings,
+    v: Variant,
+    sync: bool,
+) -> None:
+    """sinks.write_hudi, with the variant's options on top."""
+    extra = {k: val for k, val in v.options.items() if k != SYNC_EVERY}
+    options = hudi_options(spec, table_type, sink, sync) | extra
+    rows.write.format("hudi").options(**options).mode("append").save(
+        table_path(sink, spec, table_type)
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--sizes", default="10000,100000,1000000")
+    p.add_argument("--batch", type=int, default=10_000)
+    p.add_argument("--commits", type=int, default=4)
+    p.add_argument("--recent", type=int, default=10_000)
+    p.add_argument("--spread", choices=["recent", "uniform"], default="recent")
+    p.add_argument(
+        "--profiles",
+        default="baseline,fast",
+        help="comma-separated variants: a profile, or label:profile:hoodie.key=value,...",
+    )
+    p.add_argument("--variant", action="append", default=[], help="one more variant (repeatable)")
+    p.add_argument("--table-types", default="COPY_ON_WRITE,MERGE_ON_READ")
+    p.add_argument("--base", required=True, help="s3a:// folder for the bench tables")
+    p.add_argument("--metastore-uri", default="")
+    p.add_argument("--master", default="local[2]")
+    p.add_argument("--json", required=True)
+    args = p.parse_args(argv)
+
+    spec = load_tables(TABLES_YAML)["orders"]
+    sizes = [int(s) for s in args.sizes.split(",")]
+    variants = [Variant.parse(v) for v in [*args.profiles.split(","), *args.variant] if v]
+    spark = SparkSession.builder.master(args.master).appName("commit-bench").getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    tag = uuid.uuid4().hex[:6]
+    results: list[dict] = []
+    for v in variants:
+        for table_type in args.table_types.split(","):
+            tt: TableType = table_type  # type: ignore[assignment]
+            sink = SinkSettings(
+                base_path=f"{args.base.rstrip('/')}/{tag}/{v.label}",
+                raw_base_path="",
+                database=f"commitbench_{tag}",
+                metastore_uri=args.metastore_uri,
+                hive_sync=bool(args.metastore_uri),
+                profile=v.profile,
+            )
+            size = 0
+            for target in sizes:
+                grow(spark, spec, tt, sink, target)
+                size = target
+                for i in range(args.commits):
+                    rows = cdc_batch(
+                        spark, spec, size, args.batch, args.recent, args.spread, seed=i
+                    ).persist()
+                    rows.count()
+                    # As the job does (job.MetastoreSync): baseline syncs every commit, the
+                    # fast profile once per run and table.
+                    sync = v.sync_every_commit or (size == sizes[0] and i == 0)
+                    began = time.monotonic()
+                    upsert(rows, spec, tt, sink, v, sync)
+                    seconds = time.monotonic() - began
+                    rows.unpersist()
+                    size += args.batch // 2
+                    row = {
+                        "profile": v.label,
+                        "table_type": table_type,
+                        "keys": target,
+                        "commit": i,
+                        "seconds": round(seconds, 3),
+                    }
+                    results.append(row)
+                    print(json.dumps(row), flush=True)
+    summary = {
+        "batch": args.batch,
+        "spread": args.spread,
+        "recent": args.recent,
+        "variants": [v.__dict__ for v in variants],
+        "commits": results,
+        "median_seconds": {
+            f"{p}/{t}/{k}": statistics.median(
+                r["seconds"]
+                for r in results
+                if (r["profile"], r["table_type"], r["keys"]) == (p, t, k) and r["commit"] > 0
+            )
+            for p, t, k in sorted({(r["profile"], r["table_type"], r["keys"]) for r in results})
+        },
+    }
+    Path(args.json).write_text(json.dumps(summary, indent=2))
+    print(json.dumps(summary["median_seconds"], indent=2))
+    spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

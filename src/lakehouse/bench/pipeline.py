@@ -1,0 +1,345 @@
+"""The streaming job under a fixed input rate: throughput, freshness, cost per event.
+
+For each profile and rate: a fresh stream, the job started on it (and given time to
+start), then a producer thread sends orders at the rate for `seconds` while probes poll
+what readers see: Trino for the CoW table and the MoR read-optimized view, hudi-rs for
+the MoR snapshot (Trino cannot read it). Event time is send time, so freshness is the
+time from sending an event to the first poll that sees it. Every profile gets the same
+events (same keys, values and order; only the clock differs).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import statistics
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from lakehouse.bench import procstats
+from lakehouse.bootstrap import trino_connection
+from lakehouse.config import Settings
+from lakehouse.job_launcher import job_command, job_env
+from lakehouse.services import kinesis_client
+
+# Other processes whose CPU the benchmark reports, so a limit elsewhere is visible.
+COMPONENTS = {
+    "kinesis": "kinesalite",
+    "kinesis-mock": "kinesis-local",
+    "minio": "minio server",
+    "metastore": "HiveMetaStore",
+    "trino": "io.trino.server",
+}
+
+
+@dataclass(frozen=True)
+class PipelineOptions:
+    rate: int
+    seconds: float
+    keys: int
+    shards: int
+    trigger_s: float
+    drain_s: float
+    profile: str
+    workdir: Path
+    rt_probe: bool = True
+
+
+def iso(ts: float) -> str:
+    dt = datetime.fromtimestamp(ts, UTC)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+
+
+class Producer(threading.Thread):
+    """PutRecords at a fixed rate (event time = send time); keys cycle through `keys`
+    order ids, so the table grows to `keys` rows and then every event is an update."""
+
+    def __init__(self, client: Any, stream: str, rate: int, seconds: float, keys: int) -> None:
+        super().__init__(daemon=True)
+        self.client, self.stream, self.rate = client, stream, rate
+        self.seconds, self.keys = seconds, keys
+        self.sent = 0
+        self.markers: list[float] = []  # one send time a second, to measure freshness by
+        self.error: Exception | None = None
+
+    def run(self) -> None:
+        try:
+            self._send()
+        except Exception as exc:  # reported in the result, not swallowed
+            self.error = exc
+
+    def _send(self) -> None:
+        start = time.time()
+        batch = max(1, min(500, self.rate // 10))
+        n = 0
+        while (now := time.time()) - start < self.seconds:
+            due = int((now - start) * self.rate)
+            if self.sent >= due:
+                time.sleep(0.005)
+                continue
+            records = []
+            sent_at = time.time()
+            for _ in range(min(batch, due - self.sent)):
+                n += 1
+                event = {
+                    "event_type": "orders",
+                    "op": "c" if n <= self.keys else "u",
+                    "order_id": f"o{n % self.keys:09d}",
+                    "customer_id": f"cust-{n % 5000:05d}",
+                    "amount": float(n % 1000),
+                    "status": "placed" if n <= self.keys else "paid",
+                    "order_ts": iso(sent_at),
+                }
+                records.append({"Data": json.dumps(event).encode(), "PartitionKey": str(n)})
+            response = self.client.put_records(StreamName=self.stream, Records=records)
+            if response["FailedRecordCount"]:
+                raise RuntimeError(
+                    f"{response['FailedRecordCount']} of {len(records)} records were refused "
+                    "by the Kinesis engine: the benchmark needs every event in the stream"
+                )
+            self.sent += len(records)
+            if not self.markers or sent_at - self.markers[-1] >= 1:
+                self.markers.append(sent_at)
+
+
+class Probe(threading.Thread):
+    """Polls `newest()` (the newest event time a reader sees) every `interval_s`."""
+
+    def __init__(self, newest: Callable[[], float | None], interval_s: float) -> None:
+        super().__init__(daemon=True)
+        self.newest, self.interval_s = newest, interval_s
+        self.samples: list[tuple[float, float]] = []  # (poll end time, newest event time)
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            try:
+                newest = self.newest()
+                if newest is not None:
+                    self.samples.append((time.time(), newest))
+            except Exception:  # the table does not exist before its first commit
+                pass
+            self.stop.wait(self.interval_s)
+
+    def latencies(self, markers: list[float]) -> list[tuple[float, float]]:
+        """(marker, seconds until first seen) for each marker that was seen."""
+        found = []
+        for marker in markers:
+            seen = next((t for t, newest in self.samples if newest >= marker - 0.001), None)
+            if seen is not None:
+                found.append((marker, seen - marker))
+        return found
+
+
+def trino_newest(settings: Settings, database: str, table: str) -> Callable[[], float | None]:
+    cursor = trino_connection(settings, "hudi", database).cursor()
+
+    def newest() -> float | None:
+        cursor.execute(f"SELECT max(order_ts) FROM {table}")
+        value = cursor.fetchall()[0][0]
+        return None if value is None else value.replace(tzinfo=UTC).timestamp()
+
+    return newest
+
+
+def hudi_rs_newest(settings: Settings, base_uri: str) -> Callable[[], float | None]:
+    """Newest event time in a MoR snapshot (base + log files merged), read by hudi-rs."""
+    import pyarrow.compute as pc
+    from hudi import HudiTableBuilder
+
+    options = {
+        "aws_endpoint_url": settings.s3_endpoint,
+        "aws_access_key_id": settings["S3_ACCESS_KEY"],
+        "aws_secret_access_key": settings["S3_SECRET_KEY"],
+        "aws_region": settings["AWS_REGION"],
+        "aws_allow_http": "true",
+    }
+
+    def newest() -> float | None:
+        table = HudiTableBuilder.from_base_uri(base_uri).with_storage_options(options).build()
+        values = [pc.max(batch.column("order_ts")).as_py() for batch in table.read()]
+        values = [v for v in values if v is not None]
+        return max(values).replace(tzinfo=UTC).timestamp() if values else None
+
+    return newest
+
+
+def pct(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
+
+
+# Benchmark profiles: the job's own profiles, and Hudi's streaming sink as the yardstick.
+BENCH_PROFILES = ("fast", "baseline", "hudi-sink")
+
+
+def job_profile_args(profile: str) -> list[str]:
+    if profile == "hudi-sink":
+        return ["--profile", "fast", "--writer", "hudi-streaming-sink"]
+    if profile not in BENCH_PROFILES:
+        raise ValueError(f"unknown benchmark profile {profile!r}: one of {BENCH_PROFILES}")
+    return ["--profile", profile]
+
+
+def run_pipeline(settings: Settings, opts: PipelineOptions, say: Callable[[str], None]) -> dict:
+    tag = uuid.uuid4().hex[:6]
+    stream, database = f"bench-{tag}", f"bench_{tag}"
+    bucket = settings["LAKEHOUSE_BUCKET"]
+    warehouse = f"s3a://{bucket}/bench/{tag}/warehouse"
+    kinesis = kinesis_client(settings)
+    kinesis.create_stream(StreamName=stream, ShardCount=opts.shards)
+    kinesis.get_waiter("stream_exists").wait(
+        StreamName=stream, WaiterConfig={"Delay": 0.2, "MaxAttempts": 150}
+    )
+    workdir = opts.workdir / f"{opts.profile}-{opts.rate}"
+    workdir.mkdir(parents=True, exist_ok=True)
+    metrics = workdir / "batches.jsonl"
+    args = [
+        *("--stream", stream, "--database", database, "--warehouse", warehouse),
+        *("--raw", f"s3a://{bucket}/bench/{tag}/raw"),
+        *("--checkpoint", f"s3a://{bucket}/bench/{tag}/checkpoint"),
+        *("--metastore-uri", settings.hms_uri, "--kinesis-endpoint", settings.kinesis_endpoint),
+        *("--trigger-seconds", str(opts.trigger_s), "--metrics-file", str(metrics)),
+        *job_profile_args(opts.profile),
+    ]
+    with open(workdir / "job.log", "wb") as log:
+        job = subprocess.Popen(
+            job_command(args), env=job_env(settings), stdout=log, stderr=log, start_new_session=True
+        )
+    try:
+        return _measure(settings, opts, kinesis, stream, database, warehouse, job, metrics, say)
+    finally:
+        if job.poll() is None:
+            os.killpg(job.pid, signal.SIGTERM)
+            try:
+                job.wait(120)
+            except subprocess.TimeoutExpired:
+                os.killpg(job.pid, signal.SIGKILL)
+        kinesis.delete_stream(StreamName=stream)
+
+
+def _measure(
+    settings: Settings,
+    opts: PipelineOptions,
+    kinesis: Any,
+    stream: str,
+    database: str,
+    warehouse: str,
+    job: subprocess.Popen,
+    metrics: Path,
+    say: Callable[[str], None],
+) -> dict:
+    # Let Spark start the query before the clock runs, so start-up is not counted as lag.
+    log = metrics.parent / "job.log"
+    deadline = time.time() + 180
+    while b"streaming from" not in log.read_bytes():
+        if job.poll() is not None or time.time() > deadline:
+            raise RuntimeError(f"the job did not start its query; see {log}")
+        time.sleep(0.5)
+    time.sleep(3.0)
+    producer = Producer(kinesis, stream, opts.rate, opts.seconds, opts.keys)
+    probes = {
+        "hudi_orders_cow": Probe(trino_newest(settings, database, "hudi_orders_cow"), 1.0),
+        "hudi_orders_mor_ro": Probe(trino_newest(settings, database, "hudi_orders_mor_ro"), 1.0),
+    }
+    if opts.rt_probe:
+        base = warehouse.replace("s3a://", "s3://") + "/hudi_orders_mor"
+        probes["hudi_orders_mor_rt"] = Probe(hudi_rs_newest(settings, base), 2.0)
+    job_before = procstats.group(job.pid)
+    others_before = procstats.by_command(COMPONENTS)
+    self_before = procstats.self_sample()
+    rss_peak = 0.0
+    started = time.time()
+    producer.start()
+    for probe in probes.values():
+        probe.start()
+    while producer.is_alive():
+        rss_peak = max(rss_peak, procstats.group(job.pid).rss_mib)
+        producer.join(1.0)
+    sent_window = time.time() - started
+    processed_in_window = _processed(metrics, started, started + sent_window)
+    job_after = procstats.group(job.pid)
+    others_after = procstats.by_command(COMPONENTS)
+    self_after = procstats.self_sample()
+    say(f"    sent {producer.sent:,} in {sent_window:.0f}s; draining up to {opts.drain_s:.0f}s")
+    drain_until = time.time() + opts.drain_s
+    while time.time() < drain_until and _processed(metrics, started, time.time()) < producer.sent:
+        rss_peak = max(rss_peak, procstats.group(job.pid).rss_mib)
+        time.sleep(1.0)
+    time.sleep(3.0)  # a last poll after the final commit
+    for probe in probes.values():
+        probe.stop.set()
+    if producer.error:
+        raise producer.error
+    lines = [
+        b
+        for b in (json.loads(line) for line in metrics.read_text().splitlines())
+        if b["finished_at"] >= started
+    ]
+    batches = [b for b in lines if b["records"]]
+    per_sink: dict[str, list[float]] = {}
+    for b in lines:
+        for name, secs in b["seconds"].items():
+            per_sink.setdefault(name, []).append(secs)
+    job_cpu = job_after.cpu_s - job_before.cpu_s
+    freshness = {}
+    for table, probe in probes.items():
+        seen = probe.latencies(producer.markers)
+        lat = [s for _, s in seen]
+        freshness[table] = {
+            "p50": pct(lat, 0.5),
+            "p95": pct(lat, 0.95),
+            "seen": len(lat),
+            "markers": len(producer.markers),
+            "series": [[round(m - started, 1), round(s, 2)] for m, s in seen],
+        }
+    return {
+        "profile": opts.profile,
+        "rate": opts.rate,
+        "input_per_s": round(producer.sent / sent_window, 1),
+        "processed_per_s": round(processed_in_window / sent_window, 1),
+        "backlog_end": producer.sent - processed_in_window,
+        "drained": _processed(metrics, started, time.time()) >= producer.sent,
+        "batches": len(batches),
+        "batch_records_mean": round(statistics.mean(b["records"] for b in batches), 0)
+        if batches
+        else 0,
+        "freshness": freshness,
+        "sink_seconds": {
+            name: {"mean": round(statistics.mean(v), 2), "p95": pct(v, 0.95)}
+            for name, v in per_sink.items()
+        },
+        "job_cpu_s_per_1k_events": round(1000 * job_cpu / max(1, processed_in_window), 3),
+        "job_rss_mib": round(rss_peak, 0),
+        "cpu_s_during_send": {
+            "job": round(job_cpu, 1),
+            "bench (producer + probes)": round(self_after.cpu_s - self_before.cpu_s, 1),
+            **{
+                name: round(others_after[name].cpu_s - others_before[name].cpu_s, 1)
+                for name in COMPONENTS
+                if others_after[name].cpu_s
+            },
+        },
+        "send_seconds": round(sent_window, 1),
+        "workdir": str(metrics.parent),
+    }
+
+
+def _processed(metrics: Path, since: float, until: float) -> int:
+    if not metrics.exists():
+        return 0
+    return sum(
+        b["records"]
+        for b in (json.loads(line) for line in metrics.read_text().splitlines())
+        if since <= b["finished_at"] <= until
+    )

@@ -1,0 +1,79 @@
+"""PNG plots of a benchmark summary (summary.json written by lakehouse.bench.run)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def write_plots(summary: dict[str, Any], out: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written: list[Path] = []
+    runs = summary.get("pipeline", [])
+    if runs:
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for profile in sorted({r["profile"] for r in runs}):
+            mine = sorted((r for r in runs if r["profile"] == profile), key=lambda r: r["rate"])
+            ax.plot(
+                [r["input_per_s"] for r in mine],
+                [r["processed_per_s"] for r in mine],
+                marker="o",
+                label=profile,
+            )
+        top = max(r["input_per_s"] for r in runs)
+        ax.plot([0, top], [0, top], linestyle=":", color="grey", label="keeping up")
+        ax.set_xlabel("input rate (events/s)")
+        ax.set_ylabel("processed while sending (events/s)")
+        ax.set_title("Streaming job throughput")
+        ax.legend()
+        written.append(_save(fig, out / "throughput.png"))
+
+        fig, axes = plt.subplots(len(runs), 1, figsize=(8, 3 * len(runs)), squeeze=False)
+        for ax, run in zip(axes[:, 0], runs, strict=True):
+            for table, fresh in run["freshness"].items():
+                series = fresh.get("series", [])
+                if series:
+                    ax.plot([s[0] for s in series], [s[1] for s in series], label=table)
+            ax.set_title(f"{run['profile']} at {run['rate']:,} events/s")
+            ax.set_xlabel("time since sending started (s)")
+            ax.set_ylabel("freshness (s)")
+            ax.legend(fontsize="small")
+        written.append(_save(fig, out / "freshness.png"))
+
+    commits = summary.get("commit_cost", {}).get("commits", [])
+    if commits:
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for key in sorted({(c["profile"], c["table_type"]) for c in commits}):
+            sizes = sorted({c["keys"] for c in commits if (c["profile"], c["table_type"]) == key})
+            medians = []
+            for size in sizes:
+                times = sorted(
+                    c["seconds"]
+                    for c in commits
+                    if (c["profile"], c["table_type"], c["keys"]) == (*key, size)
+                    and c["commit"] > 0
+                )
+                medians.append(times[len(times) // 2])
+            ax.plot(sizes, medians, marker="o", label=f"{key[0]} {key[1]}")
+        ax.set_xscale("log")
+        ax.set_xlabel("keys in the table")
+        ax.set_ylabel("upsert commit time, median (s)")
+        ax.set_title(
+            f"Per-commit cost vs table size ({summary['commit_cost']['batch']:,}-row batch)"
+        )
+        ax.legend()
+        written.append(_save(fig, out / "commit_cost.png"))
+    return written
+
+
+def _save(fig: Any, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return path

@@ -1,0 +1,67 @@
+"""CPU time and resident memory of process groups, from /proc (Linux).
+
+CPU-seconds per unit of work are steadier than wall time on a shared 2-core machine:
+another process slows a job down but does not add to its CPU time.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+_TICK = os.sysconf("SC_CLK_TCK")
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+@dataclass(frozen=True)
+class Sample:
+    cpu_s: float
+    rss_mib: float
+
+
+def _processes() -> list[tuple[int, int, str, list[str]]]:
+    """(pid, process group, cmdline, stat fields after the command name) of every process."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:  # the process ended while we looked
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        found.append((int(entry.name), int(fields[2]), cmdline, fields))
+    return found
+
+
+def _sample(fields: list[str]) -> Sample:
+    # utime and stime are fields 14-15 of stat (children are counted as processes of
+    # their own while they live); rss (pages) is field 24.
+    cpu = sum(int(f) for f in fields[11:13]) / _TICK
+    return Sample(cpu, int(fields[21]) * _PAGE / 2**20)
+
+
+def group(pgid: int) -> Sample:
+    """CPU seconds and resident MiB summed over one process group (e.g. the job's)."""
+    samples = [_sample(f) for _, g, _, f in _processes() if g == pgid]
+    return Sample(sum(s.cpu_s for s in samples), sum(s.rss_mib for s in samples))
+
+
+def by_command(patterns: dict[str, str]) -> dict[str, Sample]:
+    """Per named component, summed over processes whose command line contains its pattern."""
+    totals = {name: [0.0, 0.0] for name in patterns}
+    for _, _, cmdline, fields in _processes():
+        for name, pattern in patterns.items():
+            if pattern in cmdline:
+                s = _sample(fields)
+                totals[name][0] += s.cpu_s
+                totals[name][1] += s.rss_mib
+                break
+    return {name: Sample(cpu, rss) for name, (cpu, rss) in totals.items()}
+
+
+def self_sample() -> Sample:
+    stat = Path("/proc/self/stat").read_text()
+    return _sample(stat[stat.rindex(")") + 2 :].split())

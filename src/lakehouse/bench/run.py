@@ -1,0 +1,161 @@
+"""`lakehouse bench`: the pipeline benchmark and the commit-cost benchmark, one results folder.
+
+Needs the local stack running (`KINESIS_ENGINE=kinesalite make local-up` above ~500
+events/s); starts only the jobs it measures. Writes bench/results/<timestamp>/:
+summary.json, PNG plots, and each job's log and per-batch metrics.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from pathlib import Path
+
+from lakehouse.bench.pipeline import PipelineOptions, run_pipeline
+from lakehouse.bench.plots import write_plots
+from lakehouse.config import REPO_ROOT, Settings
+from lakehouse.job_launcher import job_env
+
+
+@dataclass(frozen=True)
+class BenchOptions:
+    rates: tuple[int, ...] = (1000, 2500, 5000)
+    seconds: float = 60.0
+    keys: int = 50_000
+    shards: int = 4
+    trigger_s: float = 2.0
+    drain_s: float = 60.0
+    profiles: tuple[str, ...] = ("fast", "baseline")
+    rt_probe: bool = True
+    commit_cost: bool = False
+    commit_sizes: tuple[int, ...] = (10_000, 100_000, 1_000_000)
+    commit_batch: int = 10_000
+    pipeline: bool = True
+    json_path: Path | None = None
+    out_root: Path = REPO_ROOT / "bench" / "results"
+
+
+def run_bench(settings: Settings, opts: BenchOptions, say: Callable[[str], None]) -> int:
+    out = opts.out_root / datetime.now().strftime("%Y%m%dT%H%M%S")
+    out.mkdir(parents=True, exist_ok=True)
+    say(f"Kinesis engine {settings['KINESIS_ENGINE']}, {os.cpu_count()} cores; results in {out}")
+    summary: dict = {"options": _jsonable(asdict(opts)), "engine": settings["KINESIS_ENGINE"]}
+    if opts.pipeline:
+        summary["pipeline"] = []
+        for rate in opts.rates:
+            for profile in opts.profiles:
+                say(f"  {profile} at {rate:,} events/s for {opts.seconds:.0f}s")
+                result = run_pipeline(
+                    settings,
+                    PipelineOptions(
+                        rate=rate,
+                        seconds=opts.seconds,
+                        keys=opts.keys,
+                        shards=opts.shards,
+                        trigger_s=opts.trigger_s,
+                        drain_s=opts.drain_s,
+                        profile=profile,
+                        workdir=out,
+                        rt_probe=opts.rt_probe,
+                    ),
+                    say,
+                )
+                summary["pipeline"].append(result)
+                say("    " + _one_line(result))
+                _write(summary, out, opts)
+        summary["ratios"] = ratios(summary["pipeline"])
+        for line in summary["ratios"].get("lines", []):
+            say(line)
+    if opts.commit_cost:
+        summary["commit_cost"] = commit_cost(settings, opts, out, say)
+    _write(summary, out, opts)
+    for path in write_plots(summary, out):
+        say(f"  plot {path}")
+    say(f"Summary: {out / 'summary.json'}")
+    return 0
+
+
+def commit_cost(
+    settings: Settings, opts: BenchOptions, out: Path, say: Callable[[str], None]
+) -> dict:
+    say(f"  commit cost at {', '.join(f'{s:,}' for s in opts.commit_sizes)} keys")
+    result = out / "commit_cost.json"
+    command = [
+        sys.executable,
+        "-m",
+        "lakehouse_job.commit_bench",
+        *("--base", f"s3a://{settings['LAKEHOUSE_BUCKET']}/bench/commit"),
+        *("--sizes", ",".join(str(s) for s in opts.commit_sizes)),
+        *("--batch", str(opts.commit_batch), "--profiles", ",".join(opts.profiles)),
+        *("--metastore-uri", settings.hms_uri, "--json", str(result)),
+    ]
+    with open(out / "commit_cost.log", "wb") as log:
+        code = subprocess.call(command, env=job_env(settings), stdout=log, stderr=log)
+    if code != 0:
+        raise RuntimeError(f"the commit-cost benchmark failed ({code}); see {out}/commit_cost.log")
+    data = json.loads(result.read_text())
+    for key, seconds in data["median_seconds"].items():
+        say(f"    {key} keys: {seconds:.2f}s per commit")
+    return data
+
+
+def ratios(runs: list[dict]) -> dict:
+    """The fast profile against each other profile, at each rate where both ran."""
+    found: dict = {"lines": []}
+    for rate in sorted({r["rate"] for r in runs}):
+        fast = next((r for r in runs if r["rate"] == rate and r["profile"] == "fast"), None)
+        for other in (r for r in runs if r["rate"] == rate and r["profile"] != "fast"):
+            if fast is None:
+                continue
+            entry = {
+                "processed_per_s": _ratio(fast["processed_per_s"], other["processed_per_s"]),
+                "less_job_cpu_per_event": _ratio(
+                    other["job_cpu_s_per_1k_events"], fast["job_cpu_s_per_1k_events"]
+                ),
+                "fresher_cow_p95": _ratio(
+                    other["freshness"]["hudi_orders_cow"]["p95"],
+                    fast["freshness"]["hudi_orders_cow"]["p95"],
+                ),
+            }
+            found[f"fast_vs_{other['profile']}@{rate}"] = entry
+            found["lines"].append(
+                f"  at {rate:,}/s fast vs {other['profile']}: "
+                f"{entry['processed_per_s']}x events/s, "
+                f"{entry['less_job_cpu_per_event']}x less job CPU per event, "
+                f"{entry['fresher_cow_p95']}x fresher (CoW p95)"
+            )
+    return found
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return round(a / b, 2) if a and b else None
+
+
+def _one_line(r: dict) -> str:
+    cow = r["freshness"]["hudi_orders_cow"]
+    return (
+        f"in {r['input_per_s']:,.0f}/s, processed {r['processed_per_s']:,.0f}/s, "
+        f"backlog {r['backlog_end']:,}, CoW freshness p50/p95 {cow['p50']}/{cow['p95']}s "
+        f"({cow['seen']}/{cow['markers']} seen), job {r['job_cpu_s_per_1k_events']} "
+        f"CPU-s/1k events, {r['job_rss_mib']:.0f} MiB"
+    )
+
+
+def _write(summary: dict, out: Path, opts: BenchOptions) -> None:
+    text = json.dumps(summary, indent=2)
+    (out / "summary.json").write_text(text)
+    if opts.json_path:
+        opts.json_path.write_text(text)
+
+
+def _jsonable(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return str(value) if isinstance(value, Path) else value
