@@ -7,7 +7,10 @@ an orders CDC mix: half creates of new keys, half updates of keys created recent
 (`--recent` newest keys), as an order is paid and shipped soon after it is placed; with
 `--spread uniform` the updates hit any key instead (the worst case for Copy-on-Write).
 
-Prints one JSON line per measured commit and writes the whole result to --json.
+Variants are measured round-robin (commit i of every variant, then commit i+1), so JIT
+warm-up and machine noise fall on all alike. Each commit's wall time and CPU seconds
+(this process group: the Python driver and Spark's JVM) are recorded. Prints one JSON
+line per measured commit and writes the whole result to --json.
 Run through `lakehouse bench --commit-cost` (it sets up the Spark environment).
 """
 
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -22,10 +26,13 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import cast
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+# The benchmark runs from local mode, beside the lakehouse CLI package.
+from lakehouse.bench import procstats
 from lakehouse_job import columns
 from lakehouse_job.hudi_options import PROFILES, Profile, SinkSettings, hudi_options, table_path
 from lakehouse_job.spark_schema import valid_row_type
@@ -151,6 +158,52 @@ def upsert(
     )
 
 
+def _sink(args: argparse.Namespace, tag: str, v: Variant) -> SinkSettings:
+    return SinkSettings(
+        base_path=f"{args.base.rstrip('/')}/{tag}/{v.label}",
+        raw_base_path="",
+        database=f"commitbench_{tag}_{v.label.replace('-', '_')}",
+        metastore_uri=args.metastore_uri,
+        hive_sync=bool(args.metastore_uri),
+        profile=v.profile,
+    )
+
+
+def warm_up(
+    spark: SparkSession, spec: TableSpec, args: argparse.Namespace, tag: str, v: Variant
+) -> None:
+    """A few discarded commits per table type: the first variant measured would otherwise
+    pay for JIT compilation and class loading."""
+    for table_type in args.table_types.split(","):
+        tt: TableType = table_type  # type: ignore[assignment]
+        sink = SinkSettings(
+            base_path=f"{args.base.rstrip('/')}/{tag}/warm-up",
+            raw_base_path="",
+            database="",
+            metastore_uri="",
+            hive_sync=False,
+            profile=v.profile,
+        )
+        grow(spark, spec, tt, sink, 20_000)
+        for i in range(3):
+            upsert(
+                cdc_batch(
+                    spark,
+                    spec,
+                    20_000 + i * args.batch,
+                    args.batch,
+                    args.recent,
+                    args.spread,
+                    seed=i,
+                ),
+                spec,
+                tt,
+                sink,
+                v,
+                sync=False,
+            )
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--sizes", default="10000,100000,1000000")
@@ -178,43 +231,40 @@ def main(argv: list[str] | None = None) -> int:
     spark.sparkContext.setLogLevel("WARN")
     tag = uuid.uuid4().hex[:6]
     results: list[dict] = []
-    for v in variants:
-        for table_type in args.table_types.split(","):
-            tt: TableType = table_type  # type: ignore[assignment]
-            sink = SinkSettings(
-                base_path=f"{args.base.rstrip('/')}/{tag}/{v.label}",
-                raw_base_path="",
-                database=f"commitbench_{tag}",
-                metastore_uri=args.metastore_uri,
-                hive_sync=bool(args.metastore_uri),
-                profile=v.profile,
-            )
-            size = 0
-            for target in sizes:
-                grow(spark, spec, tt, sink, target)
-                size = target
-                for i in range(args.commits):
-                    rows = cdc_batch(
-                        spark, spec, size, args.batch, args.recent, args.spread, seed=i
-                    ).persist()
-                    rows.count()
-                    # As the job does (job.MetastoreSync): baseline syncs every commit, the
-                    # fast profile once per run and table.
-                    sync = v.sync_every_commit or (size == sizes[0] and i == 0)
-                    began = time.monotonic()
-                    upsert(rows, spec, tt, sink, v, sync)
-                    seconds = time.monotonic() - began
-                    rows.unpersist()
-                    size += args.batch // 2
-                    row = {
-                        "profile": v.label,
-                        "table_type": table_type,
-                        "keys": target,
-                        "commit": i,
-                        "seconds": round(seconds, 3),
-                    }
-                    results.append(row)
-                    print(json.dumps(row), flush=True)
+    warm_up(spark, spec, args, tag, variants[0])
+    tables = [
+        (v, tt, _sink(args, tag, v))
+        for v in variants
+        for tt in cast(list[TableType], args.table_types.split(","))
+    ]
+    for target in sizes:
+        for _, tt, sink in tables:
+            grow(spark, spec, tt, sink, target)
+        # Round-robin, so that JIT warm-up and machine noise fall on every variant alike.
+        for i in range(args.commits):
+            for v, tt, sink in tables:
+                size = target + i * (args.batch // 2)
+                rows = cdc_batch(spark, spec, size, args.batch, args.recent, args.spread, seed=i)
+                rows = rows.persist()
+                rows.count()
+                # As the job does (job.MetastoreSync): baseline syncs every commit, the
+                # fast profile once per run and table.
+                sync = v.sync_every_commit or (target == sizes[0] and i == 0)
+                began, cpu_before = time.monotonic(), procstats.group(os.getpgrp()).cpu_s
+                upsert(rows, spec, tt, sink, v, sync)
+                seconds = time.monotonic() - began
+                cpu = procstats.group(os.getpgrp()).cpu_s - cpu_before
+                rows.unpersist()
+                row = {
+                    "profile": v.label,
+                    "table_type": tt,
+                    "keys": target,
+                    "commit": i,
+                    "seconds": round(seconds, 3),
+                    "cpu_s": round(cpu, 2),
+                }
+                results.append(row)
+                print(json.dumps(row), flush=True)
     summary = {
         "batch": args.batch,
         "spread": args.spread,
@@ -224,6 +274,14 @@ def main(argv: list[str] | None = None) -> int:
         "median_seconds": {
             f"{p}/{t}/{k}": statistics.median(
                 r["seconds"]
+                for r in results
+                if (r["profile"], r["table_type"], r["keys"]) == (p, t, k) and r["commit"] > 0
+            )
+            for p, t, k in sorted({(r["profile"], r["table_type"], r["keys"]) for r in results})
+        },
+        "median_cpu_s": {
+            f"{p}/{t}/{k}": statistics.median(
+                r["cpu_s"]
                 for r in results
                 if (r["profile"], r["table_type"], r["keys"]) == (p, t, k) and r["commit"] > 0
             )

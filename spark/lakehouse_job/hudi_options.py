@@ -45,6 +45,10 @@ PAYLOAD_CLASS = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
 # clients of one table in one JVM: both must use these.
 SHARED_WITH_COMPACTOR = {
     "hoodie.write.concurrency.mode": "optimistic_concurrency_control",
+    # A bucket-indexed delta commit touches every file group, so it can overlap a
+    # compaction and lose the conflict check; the upsert is then retried (same rows, a
+    # new instant) instead of failing the batch.
+    "hoodie.write.num.retries.on.conflict.failures": "3",
     "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.InProcessLockProvider",
     "hoodie.cleaner.policy.failed.writes": "LAZY",
     "hoodie.metadata.enable": "false",
@@ -169,6 +173,10 @@ def hudi_options(
                 "hoodie.copyonwrite.record.size.estimate": "64",
                 "hoodie.parquet.small.file.limit": str(1024 * 1024),
                 "hoodie.parquet.max.file.size": str(2 * 1024 * 1024),
+                # A filter sized for such a file (~30,000 keys; it grows if needed): the
+                # default (60,000 keys at 1e-9) is ~300 KB, as large as the data.
+                "hoodie.index.bloom.num_entries": "20000",
+                "hoodie.index.bloom.fpp": "0.000001",
             }
         )
     if table_type == "MERGE_ON_READ":

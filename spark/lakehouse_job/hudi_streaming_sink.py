@@ -45,6 +45,7 @@ def start_queries(
                 "hoodie.combine.before.upsert": "true",
                 "hoodie.compact.schedule.inline": "false",
                 "hoodie.datasource.compaction.async.enable": "true",
+                "hoodie.datasource.write.streaming.checkpoint.identifier": name,
             }
             queries.append(
                 rows.writeStream.format("hudi")

@@ -179,7 +179,10 @@ class BatchWriter:
         try:
             counts = self._counts(classified)
             metrics.records = sum(counts.values())
+            # Submitted in this order: the Hudi tables first (what readers wait for),
+            # then the raw JSON copies, then the quarantine.
             writes: list[Write] = []
+            copies: list[Write] = []
             for event_type, spec in self.specs.items():
                 valid = counts.get((event_type, True), 0)
                 if not valid:
@@ -188,7 +191,7 @@ class BatchWriter:
                 rows = split.valid[event_type]
                 latest = dedupe(rows, spec).persist()
                 cached.append(latest)
-                writes.append(
+                copies.append(
                     Write(
                         f"{spec.table}_json",
                         partial(sinks.write_raw_json, rows, spec, self.sink, batch_id),
@@ -207,6 +210,7 @@ class BatchWriter:
                     if table_type == "MERGE_ON_READ":
                         path = table_path(self.sink, spec, table_type)
                         self.mor_tables[path] = merge_options(spec)
+            writes.extend(copies)
             metrics.quarantined = sum(n for (_, ok), n in counts.items() if not ok)
             if metrics.quarantined:
                 writes.append(self._quarantine_write(split.quarantine))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import signal
 import subprocess
 import sys
@@ -194,6 +195,7 @@ def cmd_bench(settings: Settings, args: argparse.Namespace) -> int:
         drain_s=args.drain,
         profiles=tuple(args.profiles.split(",")),
         rt_probe=not args.no_rt_probe,
+        job_args=tuple(shlex.split(args.job_args)),
         pipeline=not args.commit_cost_only,
         commit_cost=args.commit_cost or args.commit_cost_only,
         commit_sizes=ints(args.commit_sizes),
@@ -252,6 +254,7 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--commit-cost-only", action="store_true")
     p.add_argument("--commit-sizes", default="10000,100000,1000000")
     p.add_argument("--commit-batch", type=int, default=10_000)
+    p.add_argument("--job-args", default="", help='extra job options, e.g. "--trigger-seconds 4"')
     p.add_argument("--json", help="also write the summary here")
 
 

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 
+from lakehouse.bench import procstats
 from lakehouse.bench.pipeline import PipelineOptions, run_pipeline
 from lakehouse.bench.plots import write_plots
 from lakehouse.config import REPO_ROOT, Settings
@@ -32,6 +33,7 @@ class BenchOptions:
     drain_s: float = 60.0
     profiles: tuple[str, ...] = ("fast", "baseline")
     rt_probe: bool = True
+    job_args: tuple[str, ...] = ()
     commit_cost: bool = False
     commit_sizes: tuple[int, ...] = (10_000, 100_000, 1_000_000)
     commit_batch: int = 10_000
@@ -43,8 +45,9 @@ class BenchOptions:
 def run_bench(settings: Settings, opts: BenchOptions, say: Callable[[str], None]) -> int:
     out = opts.out_root / datetime.now().strftime("%Y%m%dT%H%M%S")
     out.mkdir(parents=True, exist_ok=True)
-    say(f"Kinesis engine {settings['KINESIS_ENGINE']}, {os.cpu_count()} cores; results in {out}")
-    summary: dict = {"options": _jsonable(asdict(opts)), "engine": settings["KINESIS_ENGINE"]}
+    engine = running_kinesis_engine()
+    say(f"Kinesis engine {engine}, {os.cpu_count()} cores; results in {out}")
+    summary: dict = {"options": _jsonable(asdict(opts)), "engine": engine}
     if opts.pipeline:
         summary["pipeline"] = []
         for rate in opts.rates:
@@ -62,6 +65,7 @@ def run_bench(settings: Settings, opts: BenchOptions, say: Callable[[str], None]
                         profile=profile,
                         workdir=out,
                         rt_probe=opts.rt_probe,
+                        job_args=opts.job_args,
                     ),
                     say,
                 )
@@ -80,6 +84,12 @@ def run_bench(settings: Settings, opts: BenchOptions, say: Callable[[str], None]
     return 0
 
 
+def running_kinesis_engine() -> str:
+    found = procstats.by_command({"kinesalite": "kinesalite", "kinesis-mock": "kinesis-local"})
+    running = [name for name, sample in found.items() if sample.rss_mib]
+    return running[0] if running else "unknown"
+
+
 def commit_cost(
     settings: Settings, opts: BenchOptions, out: Path, say: Callable[[str], None]
 ) -> dict:
@@ -95,7 +105,9 @@ def commit_cost(
         *("--metastore-uri", settings.hms_uri, "--json", str(result)),
     ]
     with open(out / "commit_cost.log", "wb") as log:
-        code = subprocess.call(command, env=job_env(settings), stdout=log, stderr=log)
+        code = subprocess.call(
+            command, env=job_env(settings), stdout=log, stderr=log, start_new_session=True
+        )
     if code != 0:
         raise RuntimeError(f"the commit-cost benchmark failed ({code}); see {out}/commit_cost.log")
     data = json.loads(result.read_text())
