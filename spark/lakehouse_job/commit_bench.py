@@ -204,6 +204,16 @@ def warm_up(
             )
 
 
+def medians(results: list[dict], field: str) -> dict[str, float]:
+    """Per `variant/table type/keys`, the median of `field` over all but the first commit
+    (which also syncs the metastore and warms the table's caches)."""
+    groups: dict[str, list[float]] = {}
+    for r in results:
+        if r["commit"] > 0:
+            groups.setdefault(f"{r['profile']}/{r['table_type']}/{r['keys']}", []).append(r[field])
+    return {key: statistics.median(values) for key, values in sorted(groups.items())}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--sizes", default="10000,100000,1000000")
@@ -271,22 +281,8 @@ def main(argv: list[str] | None = None) -> int:
         "recent": args.recent,
         "variants": [v.__dict__ for v in variants],
         "commits": results,
-        "median_seconds": {
-            f"{p}/{t}/{k}": statistics.median(
-                r["seconds"]
-                for r in results
-                if (r["profile"], r["table_type"], r["keys"]) == (p, t, k) and r["commit"] > 0
-            )
-            for p, t, k in sorted({(r["profile"], r["table_type"], r["keys"]) for r in results})
-        },
-        "median_cpu_s": {
-            f"{p}/{t}/{k}": statistics.median(
-                r["cpu_s"]
-                for r in results
-                if (r["profile"], r["table_type"], r["keys"]) == (p, t, k) and r["commit"] > 0
-            )
-            for p, t, k in sorted({(r["profile"], r["table_type"], r["keys"]) for r in results})
-        },
+        "median_seconds": medians(results, "seconds"),
+        "median_cpu_s": medians(results, "cpu_s"),
     }
     Path(args.json).write_text(json.dumps(summary, indent=2))
     print(json.dumps(summary["median_seconds"], indent=2))

@@ -3,7 +3,7 @@
 import os
 
 import pytest
-from lakehouse_job.commit_bench import Variant
+from lakehouse_job.commit_bench import Variant, medians
 
 from lakehouse.bench import procstats
 from lakehouse.bench.pipeline import Probe, job_profile_args, pct
@@ -73,3 +73,11 @@ def test_process_group_cpu_includes_this_process() -> None:
     sum(range(2_000_000))
     assert procstats.self_sample().cpu_s >= spent
     assert procstats.group(os.getpgrp()).rss_mib > 0
+
+
+def test_commit_medians_leave_out_each_tables_first_commit() -> None:
+    row = {"profile": "fast", "table_type": "COPY_ON_WRITE", "keys": 10}
+    results = [row | {"commit": 0, "seconds": 9.0}] + [
+        row | {"commit": i, "seconds": float(i)} for i in (1, 2, 3)
+    ]
+    assert medians(results, "seconds") == {"fast/COPY_ON_WRITE/10": 2.0}
