@@ -18,6 +18,7 @@ from pathlib import Path
 
 from lakehouse_job.hudi_options import PROFILES
 
+from lakehouse import stack
 from lakehouse.bench import procstats
 from lakehouse.bench.pipeline import PipelineOptions, run_pipeline
 from lakehouse.bench.plots import write_plots
@@ -45,10 +46,22 @@ class BenchOptions:
 
 
 def run_bench(settings: Settings, opts: BenchOptions, say: Callable[[str], None]) -> int:
+    down = [row.name for row in stack.statuses(settings) if row.state != "running"]
+    if down:
+        say(
+            f"error: the local stack is not running ({', '.join(down)}): start it with "
+            "`KINESIS_ENGINE=kinesalite make local-up` (the fast Kinesis engine), then re-run"
+        )
+        return 2
     out = opts.out_root / datetime.now().strftime("%Y%m%dT%H%M%S")
     out.mkdir(parents=True, exist_ok=True)
     engine = running_kinesis_engine()
     say(f"Kinesis engine {engine}, {os.cpu_count()} cores; results in {out}")
+    if engine != "kinesalite" and opts.pipeline and max(opts.rates, default=0) > 500:
+        say(
+            f"  note: {engine} takes ~500 events/s at most here, so it, not the job, will "
+            "be the limit; `KINESIS_ENGINE=kinesalite make local-up` for the fast engine"
+        )
     summary: dict = {"options": _jsonable(asdict(opts)), "engine": engine}
     if opts.pipeline:
         summary["pipeline"] = []
