@@ -19,7 +19,7 @@ from lakehouse.supervisor import ServiceSpec, port_is_open
 SPARK_UI_PORT = 4040
 
 
-def job_env(settings: Settings, driver_memory: str = "2g") -> dict[str, str]:
+def job_env(settings: Settings, driver_memory: str = "1536m") -> dict[str, str]:
     jars = [*installers.ensure_spark_jars(settings), installers.ensure_kinesis_source_jar(settings)]
     env = {**os.environ, **settings.service_env()}
     env.update(
