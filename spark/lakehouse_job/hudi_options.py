@@ -195,7 +195,7 @@ def hudi_options(
 
 
 def hive_sync_options(sink: SinkSettings, table: str, partition: str) -> dict[str, str]:
-    """Register the table in the metastore after each commit (MoR: as _ro and _rt)."""
+    """Register the table in the metastore after the commit (MoR: as _ro and _rt)."""
     return {
         "hoodie.datasource.hive_sync.enable": "true",
         "hoodie.datasource.hive_sync.mode": "hms",
