@@ -23,7 +23,7 @@ import statistics
 import sys
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import cast
@@ -39,9 +39,7 @@ from lakehouse_job.spark_schema import valid_row_type
 from lakehouse_job.tables import TABLES_YAML, TableSpec, TableType, load_tables
 
 
-def orders_rows(
-    spark: SparkSession, spec: TableSpec, keys: DataFrame, ts: datetime, op: str
-) -> DataFrame:
+def orders_rows(spec: TableSpec, keys: DataFrame, ts: datetime, op: str) -> DataFrame:
     """Valid order rows for the key ids in `keys` (column `id`), typed as the job's rows."""
     day = ts.strftime("%Y-%m-%d")
     frame = keys.select(
@@ -72,42 +70,36 @@ def cdc_batch(
         .select((size - 1 - (F.rand(seed) * window).cast("long")).alias("id"))
         .dropDuplicates(["id"])
     )
-    return orders_rows(spark, spec, creates, ts, "c").unionByName(
-        orders_rows(spark, spec, updates, ts, "u")
-    )
+    return orders_rows(spec, creates, ts, "c").unionByName(orders_rows(spec, updates, ts, "u"))
 
 
 def grow(
-    spark: SparkSession, spec: TableSpec, table_type: TableType, sink: SinkSettings, end: int
+    spark: SparkSession,
+    spec: TableSpec,
+    table_type: TableType,
+    sink: SinkSettings,
+    start: int,
+    end: int,
 ) -> None:
-    """Add keys up to `end` in key order, as a stream would have: files hold key ranges.
+    """Add keys `start`..`end` (the table holds keys 0..start) in key order, as a stream
+    would have: files hold key ranges.
 
     Bucket-indexed tables take inserts (keys hash to buckets anyway); the others a
     globally sorted bulk insert.
     """
+    if start >= end:
+        return
     options = hudi_options(spec, table_type, sink) | {"hoodie.datasource.hive_sync.enable": "false"}
-    start = (
-        spark.read.format("hudi").load(table_path(sink, spec, table_type)).count()
-        if (_exists(spark, table_path(sink, spec, table_type)))
-        else 0
-    )
     if options.get("hoodie.index.type") == "BUCKET":
         options["hoodie.datasource.write.operation"] = "insert"
     else:
         options["hoodie.datasource.write.operation"] = "bulk_insert"
         options["hoodie.bulkinsert.sort.mode"] = "GLOBAL_SORT"
         options["hoodie.bulkinsert.shuffle.parallelism"] = str(max(1, (end - start) // 20_000))
-    rows = orders_rows(spark, spec, spark.range(start, end), datetime.now(UTC), "c")
+    rows = orders_rows(spec, spark.range(start, end), datetime.now(UTC), "c")
     rows.write.format("hudi").options(**options).mode("append").save(
         table_path(sink, spec, table_type)
     )
-
-
-def _exists(spark: SparkSession, path: str) -> bool:
-    jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
-    hpath = jvm.org.apache.hadoop.fs.Path(path)
-    fs = hpath.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())  # type: ignore[attr-defined]
-    return bool(fs.exists(hpath))
 
 
 SYNC_EVERY = "sync.every.commit"
@@ -169,39 +161,27 @@ def _sink(args: argparse.Namespace, tag: str, v: Variant) -> SinkSettings:
     )
 
 
+WARM_UP_KEYS = 20_000
+
+
 def warm_up(
     spark: SparkSession, spec: TableSpec, args: argparse.Namespace, tag: str, v: Variant
 ) -> None:
     """A few discarded commits per table type: the first variant measured would otherwise
     pay for JIT compilation and class loading."""
-    for table_type in args.table_types.split(","):
-        tt: TableType = table_type  # type: ignore[assignment]
-        sink = SinkSettings(
-            base_path=f"{args.base.rstrip('/')}/{tag}/warm-up",
-            raw_base_path="",
-            database="",
-            metastore_uri="",
-            hive_sync=False,
-            profile=v.profile,
-        )
-        grow(spark, spec, tt, sink, 20_000)
+    sink = replace(_sink(args, tag, replace(v, label="warm-up")), hive_sync=False)
+    for tt in cast(list[TableType], args.table_types.split(",")):
+        grow(spark, spec, tt, sink, 0, WARM_UP_KEYS)
         for i in range(3):
-            upsert(
-                cdc_batch(
-                    spark,
-                    spec,
-                    20_000 + i * args.batch,
-                    args.batch,
-                    args.recent,
-                    args.spread,
-                    seed=i,
-                ),
-                spec,
-                tt,
-                sink,
-                v,
-                sync=False,
-            )
+            size = keys_after(WARM_UP_KEYS, i, args.batch)
+            rows = cdc_batch(spark, spec, size, args.batch, args.recent, args.spread, seed=i)
+            upsert(rows, spec, tt, sink, v, sync=False)
+
+
+def keys_after(grown_to: int, commits: int, batch: int) -> int:
+    """Keys in a table grown to `grown_to`, after `commits` cdc_batch upserts (each creates
+    batch // 2 new keys)."""
+    return grown_to + commits * (batch // 2)
 
 
 def medians(results: list[dict], field: str) -> dict[str, float]:
@@ -247,13 +227,15 @@ def main(argv: list[str] | None = None) -> int:
         for v in variants
         for tt in cast(list[TableType], args.table_types.split(","))
     ]
+    held = 0  # keys every table holds
     for target in sizes:
         for _, tt, sink in tables:
-            grow(spark, spec, tt, sink, target)
+            grow(spark, spec, tt, sink, held, target)
+        held = max(held, target)
         # Round-robin, so that JIT warm-up and machine noise fall on every variant alike.
         for i in range(args.commits):
             for v, tt, sink in tables:
-                size = target + i * (args.batch // 2)
+                size = keys_after(held, i, args.batch)
                 rows = cdc_batch(spark, spec, size, args.batch, args.recent, args.spread, seed=i)
                 rows = rows.persist()
                 rows.count()
@@ -275,6 +257,7 @@ def main(argv: list[str] | None = None) -> int:
                 }
                 results.append(row)
                 print(json.dumps(row), flush=True)
+        held = keys_after(held, args.commits, args.batch)
     summary = {
         "batch": args.batch,
         "spread": args.spread,

@@ -150,35 +150,13 @@ def hudi_options(
                 "hoodie.parquet.max.file.size": str(120 * 1024 * 1024),
             }
         )
-    elif table_type == "MERGE_ON_READ":
-        options.update(
-            {
-                "hoodie.index.type": "BUCKET",
-                "hoodie.index.bucket.engine": "SIMPLE",
-                "hoodie.bucket.index.num.buckets": str(MOR_BUCKETS),
-                "hoodie.bucket.index.hash.field": spec.record_key,
-                "hoodie.parquet.compression.codec": "snappy",
-                "hoodie.clean.max.commits": "10",
-            }
-        )
     else:
-        options.update(
-            {
-                "hoodie.index.type": "BLOOM",
-                "hoodie.bloom.index.parallelism": parallelism,
-                "hoodie.parquet.compression.codec": "snappy",
-                "hoodie.clean.max.commits": "10",
-                # Hudi sizes files by an estimate until a commit writes more than the
-                # small-file limit; ~64 bytes is what an order row takes here.
-                "hoodie.copyonwrite.record.size.estimate": "64",
-                "hoodie.parquet.small.file.limit": str(1024 * 1024),
-                "hoodie.parquet.max.file.size": str(2 * 1024 * 1024),
-                # A filter sized for such a file (~30,000 keys; it grows if needed): the
-                # default (60,000 keys at 1e-9) is ~300 KB, as large as the data.
-                "hoodie.index.bloom.num_entries": "20000",
-                "hoodie.index.bloom.fpp": "0.000001",
-            }
-        )
+        options["hoodie.parquet.compression.codec"] = "snappy"
+        options["hoodie.clean.max.commits"] = "10"
+        if table_type == "MERGE_ON_READ":
+            options.update(_bucket_index(spec))
+        else:
+            options.update(_bloom_index_small_files(parallelism))
     if table_type == "MERGE_ON_READ":
         options.update(
             {
@@ -192,6 +170,31 @@ def hudi_options(
         partition = spec.partition_name if is_partitioned(profile) else ""
         options.update(hive_sync_options(sink, name, partition))
     return options
+
+
+def _bucket_index(spec: TableSpec) -> dict[str, str]:
+    return {
+        "hoodie.index.type": "BUCKET",
+        "hoodie.index.bucket.engine": "SIMPLE",
+        "hoodie.bucket.index.num.buckets": str(MOR_BUCKETS),
+        "hoodie.bucket.index.hash.field": spec.record_key,
+    }
+
+
+def _bloom_index_small_files(parallelism: str) -> dict[str, str]:
+    return {
+        "hoodie.index.type": "BLOOM",
+        "hoodie.bloom.index.parallelism": parallelism,
+        # Hudi sizes files by an estimate until a commit writes more than the
+        # small-file limit; ~64 bytes is what an order row takes here.
+        "hoodie.copyonwrite.record.size.estimate": "64",
+        "hoodie.parquet.small.file.limit": str(1024 * 1024),
+        "hoodie.parquet.max.file.size": str(2 * 1024 * 1024),
+        # A filter sized for such a file (~30,000 keys; it grows if needed): the
+        # default (60,000 keys at 1e-9) is ~300 KB, as large as the data.
+        "hoodie.index.bloom.num_entries": "20000",
+        "hoodie.index.bloom.fpp": "0.000001",
+    }
 
 
 def hive_sync_options(sink: SinkSettings, table: str, partition: str) -> dict[str, str]:

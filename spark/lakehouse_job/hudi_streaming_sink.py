@@ -12,7 +12,6 @@ when needed (it syncs every commit). A benchmark tool, not a second way to run t
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 
 from pyspark.sql import DataFrame, SparkSession
@@ -22,8 +21,6 @@ from lakehouse_job.hudi_options import SinkSettings, hudi_options, table_path
 from lakehouse_job.parse import classify, valid_rows
 from lakehouse_job.progress import ProgressLog
 from lakehouse_job.tables import TableSpec
-
-log = logging.getLogger("lakehouse_job.hudi_streaming_sink")
 
 
 def start_queries(

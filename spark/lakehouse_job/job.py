@@ -213,7 +213,11 @@ class BatchWriter:
             writes.extend(copies)
             metrics.quarantined = sum(n for (_, ok), n in counts.items() if not ok)
             if metrics.quarantined:
-                writes.append(self._quarantine_write(split.quarantine))
+                # Persisted: its dates are read before the write, and the date falls back
+                # to the current time, which must not change between the two.
+                dated = sinks.with_quarantine_date(split.quarantine).persist()
+                cached.append(dated)
+                writes.append(self._quarantine_write(dated))
             self._run_writes(writes, metrics)
             for write in writes:
                 if write.synced:
@@ -225,8 +229,8 @@ class BatchWriter:
         metrics.finished_at = time.time()
         self._report(metrics)
 
-    def _quarantine_write(self, rejected: DataFrame) -> Write:
-        dated = sinks.with_quarantine_date(rejected)
+    def _quarantine_write(self, dated: DataFrame) -> Write:
+        """`dated`: sinks.with_quarantine_date rows."""
         dates = [r[0] for r in dated.select(sinks.QUARANTINE_PARTITION).distinct().collect()]
         sync = self.sync.needed("quarantine", dates)
         return Write(

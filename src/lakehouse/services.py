@@ -37,6 +37,25 @@ def kinesis_client(settings: Settings):  # type: ignore[no-untyped-def]
     )
 
 
+def hudi_rs_table(settings: Settings, base_uri: str):  # type: ignore[no-untyped-def]
+    """A hudi-rs (PyPI `hudi`) reader of the Hudi table at `base_uri` (s3://bucket/...)."""
+    from hudi import HudiTableBuilder
+
+    return (
+        HudiTableBuilder.from_base_uri(base_uri)
+        .with_storage_options(
+            {
+                "aws_endpoint_url": settings.s3_endpoint,
+                "aws_allow_http": "true",
+                "aws_access_key_id": settings["S3_ACCESS_KEY"],
+                "aws_secret_access_key": settings["S3_SECRET_KEY"],
+                "aws_region": settings["AWS_REGION"],
+            }
+        )
+        .build()
+    )
+
+
 def s3_client(settings: Settings):  # type: ignore[no-untyped-def]
     return boto3.client(
         "s3",

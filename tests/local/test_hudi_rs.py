@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from hudi import HudiQueryType, HudiReadOptions, HudiTableBuilder
+from hudi import HudiQueryType, HudiReadOptions
 
+from lakehouse.services import hudi_rs_table
 from tests.support.pipeline import Run, iso_ms
 
 pytestmark = pytest.mark.local
@@ -42,20 +43,7 @@ CHANGED_IN_PHASE_2 = {f"k{n:03d}" for n in [*range(15), *range(40, 50)]}
 
 
 def table(run: Run, name: str):  # type: ignore[no-untyped-def]
-    base = f"s3://{run.bucket}/{run.prefix}/warehouse/{name}"
-    return (
-        HudiTableBuilder.from_base_uri(base)
-        .with_storage_options(
-            {
-                "aws_endpoint_url": run.settings.s3_endpoint,
-                "aws_allow_http": "true",
-                "aws_access_key_id": run.settings["S3_ACCESS_KEY"],
-                "aws_secret_access_key": run.settings["S3_SECRET_KEY"],
-                "aws_region": run.settings["AWS_REGION"],
-            }
-        )
-        .build()
-    )
+    return hudi_rs_table(run.settings, f"s3://{run.bucket}/{run.prefix}/warehouse/{name}")
 
 
 def live_amounts(batches: list[pa.RecordBatch]) -> dict[str, float]:

@@ -28,15 +28,16 @@ import yaml
 from lakehouse_job.tables import TABLES_YAML
 
 from lakehouse.bench import procstats
-from lakehouse.bootstrap import trino_connection
+from lakehouse.bootstrap import ensure_stream, trino_connection
 from lakehouse.config import Settings
 from lakehouse.job_launcher import job_command, job_env
-from lakehouse.services import kinesis_client
+from lakehouse.services import hudi_rs_table, kinesis_client
 
+# Command-line patterns of the Kinesis engines' processes.
+KINESIS_ENGINES = {"kinesalite": "kinesalite", "kinesis-mock": "kinesis-local"}
 # Other processes whose CPU the benchmark reports, so a limit elsewhere is visible.
 COMPONENTS = {
-    "kinesis": "kinesalite",
-    "kinesis-mock": "kinesis-local",
+    **KINESIS_ENGINES,
     "minio": "bin/minio",
     "metastore": "HiveMetaStore",
     "trino": "io.trino.server",
@@ -163,18 +164,9 @@ def trino_newest(settings: Settings, database: str, table: str) -> Callable[[], 
 def hudi_rs_newest(settings: Settings, base_uri: str) -> Callable[[], float | None]:
     """Newest event time in a MoR snapshot (base + log files merged), read by hudi-rs."""
     import pyarrow.compute as pc
-    from hudi import HudiTableBuilder
-
-    options = {
-        "aws_endpoint_url": settings.s3_endpoint,
-        "aws_access_key_id": settings["S3_ACCESS_KEY"],
-        "aws_secret_access_key": settings["S3_SECRET_KEY"],
-        "aws_region": settings["AWS_REGION"],
-        "aws_allow_http": "true",
-    }
 
     def newest() -> float | None:
-        table = HudiTableBuilder.from_base_uri(base_uri).with_storage_options(options).build()
+        table = hudi_rs_table(settings, base_uri)
         values = [pc.max(batch.column("order_ts")).as_py() for batch in table.read()]
         values = [v for v in values if v is not None]
         return max(values).replace(tzinfo=UTC).timestamp() if values else None
@@ -215,11 +207,8 @@ def run_pipeline(settings: Settings, opts: PipelineOptions, say: Callable[[str],
     stream, database = f"bench-{tag}", f"bench_{tag}"
     bucket = settings["LAKEHOUSE_BUCKET"]
     warehouse = f"s3a://{bucket}/bench/{tag}/warehouse"
+    ensure_stream(settings, stream, mode="PROVISIONED", shards=opts.shards)
     kinesis = kinesis_client(settings)
-    kinesis.create_stream(StreamName=stream, ShardCount=opts.shards)
-    kinesis.get_waiter("stream_exists").wait(
-        StreamName=stream, WaiterConfig={"Delay": 0.2, "MaxAttempts": 150}
-    )
     workdir = opts.workdir / f"{opts.profile}-{opts.rate}"
     workdir.mkdir(parents=True, exist_ok=True)
     metrics = workdir / "batches.jsonl"
@@ -273,7 +262,7 @@ def _measure(
     warmup = Producer(kinesis, stream, opts.rate, WARMUP_SECONDS, opts.keys)
     warmup.run()
     deadline = time.time() + 300
-    while _processed(metrics, 0, time.time()) < warmup.sent:
+    while _processed(_metric_lines(metrics), 0, time.time()) < warmup.sent:
         if job.poll() is not None or time.time() > deadline:
             raise RuntimeError(f"the job did not process the warm-up events; see {log}")
         time.sleep(0.5)
@@ -300,13 +289,16 @@ def _measure(
         rss_peak = max(rss_peak, procstats.group(job.pid).rss_mib)
         producer.join(1.0)
     sent_window = time.time() - started
-    processed_in_window = _processed(metrics, started, started + sent_window)
+    processed_in_window = _processed(_metric_lines(metrics), started, started + sent_window)
     job_after = procstats.group(job.pid)
     others_after = procstats.by_command(COMPONENTS)
     self_after = procstats.self_sample()
     say(f"    sent {producer.sent:,} in {sent_window:.0f}s; draining up to {opts.drain_s:.0f}s")
     drain_until = time.time() + opts.drain_s
-    while time.time() < drain_until and _processed(metrics, started, time.time()) < producer.sent:
+    while (
+        time.time() < drain_until
+        and _processed(_metric_lines(metrics), started, time.time()) < producer.sent
+    ):
         rss_peak = max(rss_peak, procstats.group(job.pid).rss_mib)
         time.sleep(1.0)
     time.sleep(3.0)  # a last poll after the final commit
@@ -314,11 +306,7 @@ def _measure(
         probe.stop.set()
     if producer.error:
         raise producer.error
-    lines = [
-        b
-        for b in (json.loads(line) for line in metrics.read_text().splitlines())
-        if b["finished_at"] >= started
-    ]
+    lines = [b for b in _metric_lines(metrics) if b["finished_at"] >= started]
     batches = [b for b in lines if b["records"]]
     per_sink: dict[str, list[float]] = {}
     for b in lines:
@@ -342,7 +330,7 @@ def _measure(
         "input_per_s": round(producer.sent / sent_window, 1),
         "processed_per_s": round(processed_in_window / sent_window, 1),
         "backlog_end": producer.sent - processed_in_window,
-        "drained": _processed(metrics, started, time.time()) >= producer.sent,
+        "drained": _processed(lines, started, time.time()) >= producer.sent,
         "batches": len(batches),
         "batch_records_mean": round(statistics.mean(b["records"] for b in batches), 0)
         if batches
@@ -368,11 +356,13 @@ def _measure(
     }
 
 
-def _processed(metrics: Path, since: float, until: float) -> int:
+def _metric_lines(metrics: Path) -> list[dict]:
+    """The job's metrics file (BatchWriter's and Spark's progress lines), parsed."""
     if not metrics.exists():
-        return 0
-    return sum(
-        b["records"]
-        for b in (json.loads(line) for line in metrics.read_text().splitlines())
-        if since <= b["finished_at"] <= until
-    )
+        return []
+    return [json.loads(line) for line in metrics.read_text().splitlines()]
+
+
+def _processed(lines: list[dict], since: float, until: float) -> int:
+    """Records of the batches that finished between `since` and `until`."""
+    return sum(b["records"] for b in lines if since <= b["finished_at"] <= until)

@@ -44,21 +44,17 @@ def write_plots(summary: dict[str, Any], out: Path) -> list[Path]:
             ax.legend(fontsize="small")
         written.append(_save(fig, out / "freshness.png"))
 
-    commits = summary.get("commit_cost", {}).get("commits", [])
-    if commits:
+    # "profile/table type/keys" -> median seconds, from lakehouse_job.commit_bench.medians
+    medians = summary.get("commit_cost", {}).get("median_seconds", {})
+    if medians:
+        curves: dict[str, list[tuple[int, float]]] = {}
+        for key, seconds in medians.items():
+            profile, table_type, keys = key.split("/")
+            curves.setdefault(f"{profile} {table_type}", []).append((int(keys), seconds))
         fig, ax = plt.subplots(figsize=(7, 4.5))
-        for key in sorted({(c["profile"], c["table_type"]) for c in commits}):
-            sizes = sorted({c["keys"] for c in commits if (c["profile"], c["table_type"]) == key})
-            medians = []
-            for size in sizes:
-                times = sorted(
-                    c["seconds"]
-                    for c in commits
-                    if (c["profile"], c["table_type"], c["keys"]) == (*key, size)
-                    and c["commit"] > 0
-                )
-                medians.append(times[len(times) // 2])
-            ax.plot(sizes, medians, marker="o", label=f"{key[0]} {key[1]}")
+        for label, points in sorted(curves.items()):
+            points.sort()
+            ax.plot([k for k, _ in points], [s for _, s in points], marker="o", label=label)
         ax.set_xscale("log")
         ax.set_xlabel("keys in the table")
         ax.set_ylabel("upsert commit time, median (s)")

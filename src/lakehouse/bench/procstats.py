@@ -27,13 +27,18 @@ def _processes() -> list[tuple[int, int, str, list[str]]]:
         if not entry.name.isdigit():
             continue
         try:
-            stat = (entry / "stat").read_text()
+            fields = _stat_fields(entry / "stat")
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:  # the process ended while we looked
             continue
-        fields = stat[stat.rindex(")") + 2 :].split()
         found.append((int(entry.name), int(fields[2]), cmdline, fields))
     return found
+
+
+def _stat_fields(path: Path) -> list[str]:
+    """The fields of /proc/<pid>/stat after the command name (which may hold spaces)."""
+    stat = path.read_text()
+    return stat[stat.rindex(")") + 2 :].split()
 
 
 def _sample(fields: list[str]) -> Sample:
@@ -63,5 +68,4 @@ def by_command(patterns: dict[str, str]) -> dict[str, Sample]:
 
 
 def self_sample() -> Sample:
-    stat = Path("/proc/self/stat").read_text()
-    return _sample(stat[stat.rindex(")") + 2 :].split())
+    return _sample(_stat_fields(Path("/proc/self/stat")))

@@ -20,7 +20,7 @@ from lakehouse_job.hudi_options import PROFILES
 
 from lakehouse import stack
 from lakehouse.bench import procstats
-from lakehouse.bench.pipeline import PipelineOptions, run_pipeline
+from lakehouse.bench.pipeline import KINESIS_ENGINES, PipelineOptions, run_pipeline
 from lakehouse.bench.plots import write_plots
 from lakehouse.config import REPO_ROOT, Settings
 from lakehouse.job_launcher import job_env
@@ -100,7 +100,7 @@ def run_bench(settings: Settings, opts: BenchOptions, say: Callable[[str], None]
 
 
 def running_kinesis_engine() -> str:
-    found = procstats.by_command({"kinesalite": "kinesalite", "kinesis-mock": "kinesis-local"})
+    found = procstats.by_command(KINESIS_ENGINES)
     running = [name for name, sample in found.items() if sample.rss_mib]
     return running[0] if running else "unknown"
 
