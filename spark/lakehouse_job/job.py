@@ -183,6 +183,7 @@ class BatchWriter:
             # then the raw JSON copies, then the quarantine.
             writes: list[Write] = []
             copies: list[Write] = []
+            mor_tables: dict[str, dict[str, str]] = {}
             for event_type, spec in self.specs.items():
                 valid = counts.get((event_type, True), 0)
                 if not valid:
@@ -209,7 +210,7 @@ class BatchWriter:
                     )
                     if table_type == "MERGE_ON_READ":
                         path = table_path(self.sink, spec, table_type)
-                        self.mor_tables[path] = merge_options(spec)
+                        mor_tables[path] = merge_options(spec)
             writes.extend(copies)
             metrics.quarantined = sum(n for (_, ok), n in counts.items() if not ok)
             if metrics.quarantined:
@@ -219,6 +220,8 @@ class BatchWriter:
                 cached.append(dated)
                 writes.append(self._quarantine_write(dated))
             self._run_writes(writes, metrics)
+            # Only now does each table exist for the compaction thread to compact.
+            self.mor_tables.update(mor_tables)
             for write in writes:
                 if write.synced:
                     self.sync.done(*write.synced)
