@@ -26,7 +26,8 @@ from urllib.parse import urlparse
 from loadgen.kinesis import ensure_stream, make_client
 from loadgen.models import EventGenerator, GenConfig, parse_mix
 from loadgen.runner import run_load
-from loadgen.tables import load_tables
+
+from lakehouse_tables.declarations import load_tables
 
 TICKS = os.sysconf("SC_CLK_TCK")
 

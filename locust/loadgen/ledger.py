@@ -12,7 +12,7 @@ once the record's fate is final:
 per record key, the event with the latest event time (precombine, compared at the
 microsecond precision the job keeps) wins, whatever the send order; if that event is a
 delete the key is absent. Malformed records (see loadgen.validation.classify, which
-follows the "Record rules" in spark/tables.yaml exactly as the streaming job does) are
+follows the "Record rules" in tables.yaml exactly as the streaming job does) are
 counted apart and never reach a table. Expected rows hold the values as the job writes
 them: timestamps as UTC epoch milliseconds, the partition column as the UTC date of the
 event time, the op trimmed and lower-cased.
@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from lakehouse_tables.declarations import Tables, TableSpec
 from loadgen.kinesis import PutResult
-from loadgen.tables import Tables, TableSpec
 from loadgen.timefmt import date_of_micros, parse_iso_micros
 from loadgen.validation import VALID, classify, normalise_op
 

@@ -34,20 +34,21 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from loadgen.tables import Tables, TableSpec
+from lakehouse_tables import rules
+from lakehouse_tables.declarations import Tables, TableSpec
+from lakehouse_tables.rules import OPS, VALID
 from loadgen.timefmt import DAY_MS, format_ms, now_ms
 
+# The ledger kinds the generator can produce on purpose.
 MALFORMED_KINDS = (
-    "not_json",
-    "missing_key",
-    "missing_time",
-    "invalid_time",
-    "wrong_types",
-    "unknown_event_type",
-    "oversize",
+    rules.NOT_JSON,
+    rules.MISSING_KEY,
+    rules.MISSING_TIME,
+    rules.INVALID_TIME,
+    rules.WRONG_TYPES,
+    rules.UNKNOWN_EVENT_TYPE,
+    rules.OVERSIZE,
 )
-VALID = "valid"
-OPS = ("c", "u", "d")
 
 
 def parse_mix(
@@ -563,7 +564,7 @@ class EventGenerator:
         ev = model.body(key, self.clock(), op)
         model.forget(key)
         data: bytes
-        if kind == "not_json":
+        if kind == rules.NOT_JSON:
             data = r.choice(
                 [
                     b"this is not json",
@@ -571,25 +572,25 @@ class EventGenerator:
                     b"{'single': 'quotes'}",
                 ]
             )
-        elif kind == "missing_key":
+        elif kind == rules.MISSING_KEY:
             del ev[spec.record_key]
-        elif kind == "missing_time":
+        elif kind == rules.MISSING_TIME:
             del ev[spec.precombine]
-        elif kind == "invalid_time":
+        elif kind == rules.INVALID_TIME:
             ev[spec.precombine] = r.choice(["2026-13-45T25:61:61.000Z", "not-a-timestamp", ""])
-        elif kind == "wrong_types":
+        elif kind == rules.WRONG_TYPES:
             numeric = [f for f, t in spec.schema.items() if t in ("double", "long")]
             if numeric:
                 ev[r.choice(numeric)] = "not-a-number"
             else:
                 ev[spec.record_key] = {"id": key}
-        elif kind == "unknown_event_type":
+        elif kind == rules.UNKNOWN_EVENT_TYPE:
             ev["event_type"] = "no_such_type"
-        elif kind == "oversize":
+        elif kind == rules.OVERSIZE:
             ev["padding"] = "x" * (self.tables.max_record_bytes + r.randint(1, 16_384))
-        if kind != "not_json":
+        if kind != rules.NOT_JSON:
             data = _dumps(ev)
-        return Record(data, key, etype if kind != "not_json" else None, kind, self._seq)
+        return Record(data, key, etype if kind != rules.NOT_JSON else None, kind, self._seq)
 
 
 def _cumulative(weights: list[float]) -> list[float]:

@@ -1,7 +1,7 @@
 """Timestamps: the generator writes ISO-8601 UTC with milliseconds and a Z
 (2026-11-22T19:00:00.123Z); the ledger reads any form the record rules accept.
 
-The accepted form is rule 9 of the "Record rules" in spark/tables.yaml, implemented for
+The accepted form is rule 9 of the "Record rules" in tables.yaml (lakehouse_tables), implemented for
 the job by lakehouse_job.timestamps; parse_iso_micros must accept exactly the same strings.
 """
 
@@ -12,6 +12,8 @@ import time
 from datetime import UTC, date, datetime, timedelta
 from typing import Final
 
+from lakehouse_tables.rules import MAX_MICROS, MAX_OFFSET_MINUTES, MIN_MICROS
+
 DAY_MS: Final = 86_400_000
 _DAY_MICROS: Final = 86_400_000_000
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -21,10 +23,6 @@ _ISO: Final = re.compile(
     r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,6}))?"
     r"(?:Z|([+-])([0-9]{2}):([0-9]{2}))"
 )
-_MAX_OFFSET_MINUTES: Final = 18 * 60  # java.time.ZoneOffset's range
-# UTC years 0001..9999, as lakehouse_job.timestamps.MIN_MICROS / MAX_MICROS.
-MIN_MICROS: Final = -62_135_596_800_000_000
-MAX_MICROS: Final = 253_402_300_799_999_999
 
 
 def now_ms() -> int:
@@ -52,7 +50,7 @@ def parse_iso_micros(value: object) -> int | None:
     offset = 0
     if sign is not None:
         offset = int(off_hours) * 60 + int(off_minutes)
-        if int(off_minutes) > 59 or offset > _MAX_OFFSET_MINUTES:
+        if int(off_minutes) > 59 or offset > MAX_OFFSET_MINUTES:
             return None
         offset = offset if sign == "+" else -offset
     # Integer arithmetic, not datetime: an offset may carry the instant past year 9999.

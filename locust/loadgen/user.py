@@ -29,6 +29,7 @@ import time
 from argparse import Namespace
 from typing import Any, ClassVar
 
+from lakehouse_tables.declarations import load_tables
 from loadgen.batching import BatchLimits, split_batches
 from loadgen.kinesis import (
     CallReport,
@@ -49,7 +50,6 @@ from loadgen.models import (
     parse_cardinality,
     parse_mix,
 )
-from loadgen.tables import load_tables
 
 log = logging.getLogger("loadgen")
 
@@ -118,7 +118,7 @@ def add_arguments(parser: Any) -> None:
     a("--seed", default="", help="random seed (empty: random)")
     a("--run-id", default="", help="key and ledger prefix (default: from the seed, else random)")
     a("--ledger-dir", default="ledger", env_var="LOADGEN_LEDGER_DIR")
-    a("--tables-file", default="", help="tables.yaml (default: spark/tables.yaml)")
+    a("--tables-file", default="", help="tables.yaml (default: src/lakehouse_tables/tables.yaml)")
     a("--max-attempts", type=int, default=8, help="PutRecords attempts per record")
 
 

@@ -1,4 +1,4 @@
-"""Is a Kinesis record valid? The ledger's side of the "Record rules" in spark/tables.yaml.
+"""Is a Kinesis record valid? The ledger's side of the "Record rules" in tables.yaml.
 
 The streaming job decides the same question with Spark expressions (lakehouse_job.parse);
 tests/vectors/records.jsonl holds the cases both must classify alike. `classify` applies
@@ -18,28 +18,26 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Final
 
-from loadgen.tables import Tables, TableSpec
+from lakehouse_tables.declarations import Tables, TableSpec
+from lakehouse_tables.rules import (
+    DEFAULT_OP,
+    EMPTY,
+    INVALID_OP,
+    INVALID_TIME,
+    MAX_DEPTH,
+    MAX_NUMBER_DIGITS,
+    MISSING_KEY,
+    MISSING_TIME,
+    NOT_JSON,
+    NOT_UTF8,
+    OPS,
+    OVERSIZE,
+    UNKNOWN_EVENT_TYPE,
+    VALID,
+    WRONG_TYPES,
+)
 from loadgen.timefmt import parse_iso_micros
 
-VALID: Final = "valid"
-EMPTY: Final = "empty"
-OVERSIZE: Final = "oversize"
-NOT_UTF8: Final = "not_utf8"
-NOT_JSON: Final = "not_json"
-UNKNOWN_EVENT_TYPE: Final = "unknown_event_type"
-MISSING_KEY: Final = "missing_key"
-MISSING_TIME: Final = "missing_time"
-INVALID_TIME: Final = "invalid_time"
-WRONG_TYPES: Final = "wrong_types"
-INVALID_OP: Final = "invalid_op"
-
-OPS: Final = frozenset({"c", "u", "d"})
-DEFAULT_OP: Final = "u"  # as lakehouse_job.validate.DEFAULT_OP
-
-# Jackson 2.15's default StreamReadConstraints, which the job's parser runs with. The job
-# finds trailing data by wrapping the text in brackets, one level more, hence 999.
-MAX_DEPTH: Final = 999
-MAX_NUMBER_DIGITS: Final = 1000
 _SHALLOW: Final = 100  # brackets that json.loads can always nest, whatever the stack
 _LONG_MIN: Final = -(2**63)
 _LONG_MAX: Final = 2**63 - 1

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
+from lakehouse_tables.declarations import Tables, TableSpec, compared_columns, load_tables
 from loadgen.ledger import entry_data, expected_state, read_ledger
-from loadgen.tables import Tables, TableSpec, compared_columns, load_tables
 from loadgen.timefmt import datetime_to_ms, format_ms, parse_iso_ms
 
 # --------------------------------------------------------------------------- pure diff
@@ -247,7 +247,7 @@ def verify_tables(
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="loadgen.verify", description=__doc__.split("\n\n")[0])
     p.add_argument("--ledger-dir", default="ledger")
-    p.add_argument("--tables", default=None, help="tables.yaml (default: spark/tables.yaml)")
+    p.add_argument("--tables", default=None, help="tables.yaml (default: the packaged one)")
     p.add_argument("--host", default="localhost")
     p.add_argument("--port", type=int, default=8080)
     p.add_argument("--user", default="loadgen")

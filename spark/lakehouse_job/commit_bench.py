@@ -33,10 +33,10 @@ from pyspark.sql import functions as F
 
 # The benchmark runs from local mode, beside the lakehouse CLI package.
 from lakehouse.bench import procstats
-from lakehouse_job import columns
 from lakehouse_job.hudi_options import PROFILES, Profile, SinkSettings, hudi_options, table_path
 from lakehouse_job.spark_schema import valid_row_type
-from lakehouse_job.tables import TABLES_YAML, TableSpec, TableType, load_tables
+from lakehouse_tables import columns
+from lakehouse_tables.declarations import TABLES_YAML, TableSpec, TableType, load_tables
 
 
 def orders_rows(spec: TableSpec, keys: DataFrame, ts: datetime, op: str) -> DataFrame:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from lakehouse_job import columns
-from lakehouse_job.tables import TableSpec
+from lakehouse_tables import columns
+from lakehouse_tables.declarations import TableSpec
 
 _WINNER = "__winner"
 

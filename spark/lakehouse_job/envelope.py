@@ -12,6 +12,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
+from lakehouse_tables import rules
+
 # A classification check: (condition, reason). The first true condition names the reason.
 Check = tuple[Column, Column]
 
@@ -41,10 +43,8 @@ JSON_OPTIONS: Final[dict[str, str]] = {
     "allowNonNumericNumbers": "false",
 }
 
-NOT_UTF8_REASON: Final = "not UTF-8 (raw_payload is base64)"
 # The bracket wrapping that finds trailing data adds a nesting level, and Jackson allows
-# 1000, so 999 is the documented limit; both causes share the reason.
-TRAILING_REASON: Final = "not JSON: data after the object, or nested deeper than 999 levels"
+# 1000, so rules.MAX_DEPTH (999) is the documented limit; both causes share the reason.
 
 # Long free-form values are cut before they go into a reason string.
 _MAX_QUOTED_CHARS: Final = 64
@@ -98,15 +98,15 @@ def envelope_checks(event_types: Collection[str], max_record_bytes: int) -> list
     malformed = F.col(ENVELOPE).isNull() | F.col(f"{ENVELOPE}.{CORRUPT}").isNotNull()
     other_json_value = ~text.rlike(r"^\s*\{") & F.get_json_object(text, "$").isNotNull()
     return [
-        (F.col(DATA).isNull() | (size == 0), F.lit("empty record")),
-        (size > max_record_bytes, F.lit(too_large_reason(max_record_bytes))),
-        (~F.col(UTF8), F.lit(NOT_UTF8_REASON)),
-        (malformed & other_json_value, F.lit("not a JSON object")),
-        (malformed, F.lit("not JSON")),
-        (_trailing_data(text), F.lit(TRAILING_REASON)),
+        (F.col(DATA).isNull() | (size == 0), F.lit(rules.EMPTY_REASON)),
+        (size > max_record_bytes, F.lit(rules.too_large_reason(max_record_bytes))),
+        (~F.col(UTF8), F.lit(rules.NOT_UTF8_REASON)),
+        (malformed & other_json_value, F.lit(rules.NOT_OBJECT_REASON)),
+        (malformed, F.lit(rules.NOT_JSON_REASON)),
+        (_trailing_data(text), F.lit(rules.TRAILING_REASON)),
         (F.size(F.col(KEYS)) != F.size(F.array_distinct(F.col(KEYS))), _duplicate_key_reason()),
-        (event_type.isNull() | (event_type == ""), F.lit("missing event_type")),
-        (~event_type.isin(*event_types), quoted("unknown event_type", event_type)),
+        (event_type.isNull() | (event_type == ""), F.lit(rules.MISSING_EVENT_TYPE_REASON)),
+        (~event_type.isin(*event_types), quoted(rules.UNKNOWN_EVENT_TYPE_REASON, event_type)),
     ]
 
 
@@ -130,11 +130,7 @@ def _duplicate_key_reason() -> Column:
     first_repeated = F.expr(
         f"element_at(filter({KEYS}, (key, i) -> array_position({KEYS}, key) != i + 1), 1)"
     )
-    return quoted("duplicate key", first_repeated)
-
-
-def too_large_reason(max_record_bytes: int) -> str:
-    return f"record larger than {max_record_bytes} bytes"
+    return quoted(rules.DUPLICATE_KEY_REASON, first_repeated)
 
 
 def quoted(prefix: str, value: Column) -> Column:

@@ -32,13 +32,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from lakehouse_job.tables import TableSpec, TableType
+from lakehouse_tables import columns
+from lakehouse_tables.declarations import TableSpec, TableType
 
 Profile = Literal["fast", "baseline"]
 PROFILES: Final[tuple[Profile, ...]] = ("fast", "baseline")
 MOR_BUCKETS: Final = 4
 
-IS_DELETED = "_is_deleted"
 PAYLOAD_CLASS = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
 
 # The MoR writer and the compaction thread (lakehouse_job.compaction) are two
@@ -217,6 +217,10 @@ def hive_sync_options(sink: SinkSettings, table: str, partition: str) -> dict[st
     }
 
 
+# A rejected record is identified by its Kinesis position.
+QUARANTINE_KEY: Final = (columns.Q_SHARD_ID, columns.Q_SEQUENCE_NUMBER)
+
+
 def quarantine_options(sink: SinkSettings, sync: bool = True) -> dict[str, str]:
     """The quarantine table: one row per rejected record, keyed by its Kinesis position,
     so a replayed batch rewrites the same rows instead of adding copies."""
@@ -225,9 +229,9 @@ def quarantine_options(sink: SinkSettings, sync: bool = True) -> dict[str, str]:
         "hoodie.table.name": "quarantine",
         "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
         "hoodie.datasource.write.operation": "upsert",
-        "hoodie.datasource.write.recordkey.field": "shard_id,sequence_number",
-        "hoodie.datasource.write.precombine.field": "quarantined_at",
-        "hoodie.datasource.write.partitionpath.field": "quarantine_date",
+        "hoodie.datasource.write.recordkey.field": ",".join(QUARANTINE_KEY),
+        "hoodie.datasource.write.precombine.field": columns.Q_QUARANTINED_AT,
+        "hoodie.datasource.write.partitionpath.field": columns.Q_DATE,
         "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.ComplexKeyGenerator",
         "hoodie.datasource.write.hive_style_partitioning": "true",
         "hoodie.index.type": "SIMPLE",
@@ -236,5 +240,5 @@ def quarantine_options(sink: SinkSettings, sync: bool = True) -> dict[str, str]:
         "hoodie.metadata.enable": "false",
     }
     if sink.hive_sync and sync:
-        options.update(hive_sync_options(sink, "quarantine", "quarantine_date"))
+        options.update(hive_sync_options(sink, "quarantine", columns.Q_DATE))
     return options

@@ -20,7 +20,7 @@ from pyspark.sql.streaming import StreamingQuery
 from lakehouse_job.hudi_options import SinkSettings, hudi_options, table_path
 from lakehouse_job.parse import classify, valid_rows
 from lakehouse_job.progress import ProgressLog
-from lakehouse_job.tables import TableSpec
+from lakehouse_tables.declarations import TableSpec
 
 
 def start_queries(

@@ -29,7 +29,8 @@ from lakehouse_job.dedupe import dedupe
 from lakehouse_job.hudi_options import PROFILES, SinkSettings, merge_options, table_path
 from lakehouse_job.parse import REASON, split_batch
 from lakehouse_job.progress import ProgressLog
-from lakehouse_job.tables import TABLES_YAML, TableSpec, load_tables
+from lakehouse_tables import columns
+from lakehouse_tables.declarations import TableSpec, default_tables_path, load_tables
 
 log = logging.getLogger("lakehouse_job")
 
@@ -61,7 +62,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=20000,
         help="upper bound of records read per shard per micro-batch",
     )
-    p.add_argument("--tables", default=str(TABLES_YAML), help="table declarations (YAML)")
+    p.add_argument(
+        "--tables",
+        default=str(default_tables_path()),
+        help="table declarations (default: $LAKEHOUSE_TABLES, else the packaged tables.yaml)",
+    )
     p.add_argument("--database", default=database)
     p.add_argument("--metastore-uri", default=_env("HMS_URI"))
     p.add_argument("--warehouse", default=f"s3a://{bucket}/warehouse/{database}.db")
@@ -234,7 +239,7 @@ class BatchWriter:
 
     def _quarantine_write(self, dated: DataFrame) -> Write:
         """`dated`: sinks.with_quarantine_date rows."""
-        dates = [r[0] for r in dated.select(sinks.QUARANTINE_PARTITION).distinct().collect()]
+        dates = [r[0] for r in dated.select(columns.Q_DATE).distinct().collect()]
         sync = self.sync.needed("quarantine", dates)
         return Write(
             "quarantine",

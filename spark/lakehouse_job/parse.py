@@ -7,7 +7,7 @@ and scanned twice more without conversion (field names, trailing data); records 
 a wrong-typed field, or a string field whose text looks like another JSON type, are
 parsed once or twice more to tell which.
 
-What makes a record valid is the "Record rules" section of spark/tables.yaml; the load
+What makes a record valid is the "Record rules" section of tables.yaml; the load
 generator's ledger (loadgen.validation) implements the same rules in Python, and
 tests/vectors/records.jsonl holds the cases both must classify alike.
 
@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from lakehouse_job import columns, envelope
-from lakehouse_job.tables import TableSpec
+from lakehouse_job import envelope
 from lakehouse_job.validate import SpecColumns
+from lakehouse_tables import columns
+from lakehouse_tables.declarations import TableSpec
 
 REASON = "__reason"
 

@@ -10,16 +10,14 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from lakehouse_job import columns
 from lakehouse_job.hudi_options import (
     SinkSettings,
     hudi_options,
     quarantine_options,
     table_path,
 )
-from lakehouse_job.tables import TableSpec, TableType
-
-QUARANTINE_PARTITION = "quarantine_date"
+from lakehouse_tables import columns
+from lakehouse_tables.declarations import TableSpec, TableType
 
 
 def write_hudi(
@@ -59,7 +57,7 @@ def with_quarantine_date(rows: DataFrame) -> DataFrame:
     date, not the time of writing, so a replayed batch lands on the same keys in the
     same partitions."""
     return rows.withColumn(
-        QUARANTINE_PARTITION,
+        columns.Q_DATE,
         F.date_format(F.coalesce(F.col(columns.Q_ARRIVAL_TS), F.current_timestamp()), "yyyy-MM-dd"),
     )
 

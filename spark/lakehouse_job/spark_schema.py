@@ -16,8 +16,8 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from lakehouse_job import columns
-from lakehouse_job.tables import FieldType, TableSpec
+from lakehouse_tables import columns
+from lakehouse_tables.declarations import FieldType, TableSpec
 
 SPARK_TYPES: Final[dict[FieldType, DataType]] = {
     "string": StringType(),

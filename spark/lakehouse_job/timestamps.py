@@ -1,6 +1,6 @@
 """Strict ISO-8601 timestamp parsing and UTC day derivation as Column expressions.
 
-The accepted form is part of the record rules in spark/tables.yaml; the load generator's
+The accepted form is part of the record rules in tables.yaml; the load generator's
 ledger (loadgen.timefmt.parse_iso_micros) implements the same rule in Python.
 """
 
@@ -10,6 +10,8 @@ from typing import Final
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
+
+from lakehouse_tables.rules import MAX_MICROS, MIN_MICROS
 
 # Spark's own string->timestamp parsing is lenient ("2026-11-22", "2026-11-22 19:00" and
 # epoch numbers all pass), so the shape is checked first: date 'T' time, optional
@@ -23,10 +25,6 @@ ISO_TIMESTAMP_REGEX: Final = (
 # The fraction section accepts 1..6 digits when parsing; XXX accepts Z and +hh:mm.
 _PATTERN: Final = "yyyy-MM-dd'T'HH:mm:ss[.SSSSSS]XXX"
 _SECONDS_PER_DAY: Final = 86_400
-# Instants outside years 0001..9999 (UTC) are rejected: Spark would accept year 0000 or a
-# UTC year 10000 reached through an offset, but Hive dates, Trino and Python cannot.
-MIN_MICROS: Final = -62_135_596_800_000_000  # 0001-01-01T00:00:00Z
-MAX_MICROS: Final = 253_402_300_799_999_999  # 9999-12-31T23:59:59.999999Z
 
 
 def parse_iso_timestamp(raw: Column) -> Column:

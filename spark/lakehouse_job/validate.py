@@ -16,15 +16,12 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from lakehouse_job import columns, envelope
+from lakehouse_job import envelope
 from lakehouse_job.envelope import CORRUPT, JSON_OPTIONS, Check
 from lakehouse_job.spark_schema import SPARK_TYPES
-from lakehouse_job.tables import TableSpec
 from lakehouse_job.timestamps import parse_iso_timestamp, utc_date_string
-
-OPS: Final[tuple[str, ...]] = ("c", "u", "d")
-# Events without an op are upserts: Hudi treats c and u alike, so u is the honest label.
-DEFAULT_OP: Final = "u"
+from lakehouse_tables import columns, rules
+from lakehouse_tables.declarations import TableSpec
 
 # from_json renders a non-string JSON value in a string field as its JSON text, so 42 and
 # "42" look alike. Each probe re-reads the string fields with a type that converts one
@@ -112,35 +109,35 @@ class SpecColumns:
             found.append(
                 (
                     F.col(envelope.SIZE) > spec.max_record_bytes,
-                    F.lit(envelope.too_large_reason(spec.max_record_bytes)),
+                    F.lit(rules.too_large_reason(spec.max_record_bytes)),
                 )
             )
         key_missing = ~self._present(spec.record_key)
         if spec.schema[spec.record_key] == "string":
             # Hudi's key generators reject empty keys, failing the whole commit.
             key_missing = key_missing | (self._value(spec.record_key) == "")
-        found.append((key_missing, F.lit(f"missing record key {spec.record_key}")))
+        found.append((key_missing, F.lit(f"{rules.MISSING_KEY_REASON} {spec.record_key}")))
         for name in dict.fromkeys([spec.precombine, spec.partition_source]):
-            found.append((~self._present(name), F.lit(f"missing event time {name}")))
+            found.append((~self._present(name), F.lit(f"{rules.MISSING_TIME_REASON} {name}")))
         for name, type_name in spec.schema.items():
             if type_name == "timestamp":
                 invalid = self._present(name) & self.timestamp(name).isNull()
-                found.append((invalid, F.lit(f"invalid timestamp in {name}")))
+                found.append((invalid, F.lit(f"{rules.INVALID_TIME_REASON} {name}")))
             elif type_name == "string":
-                found.append(
-                    (self._not_a_string(name), F.lit(f"wrong type for {name}: expected string"))
-                )
+                wrong = F.lit(f"{rules.WRONG_TYPE_REASON} {name}: expected string")
+                found.append((self._not_a_string(name), wrong))
             elif name in self._typed:
                 wrong = self._present(name) & self._value(name).isNull()
-                found.append((wrong, F.lit(f"wrong type for {name}: expected {type_name}")))
+                expected = f"{rules.WRONG_TYPE_REASON} {name}: expected {type_name}"
+                found.append((wrong, F.lit(expected)))
                 if type_name == "double":
                     # Jackson turns 1e400 into Infinity; Trino and aggregates choke on it.
                     infinite = self._value(name).isin(float("inf"), float("-inf"))
-                    found.append((infinite, F.lit(f"number out of range for {name}")))
+                    found.append((infinite, F.lit(f"{rules.OUT_OF_RANGE_REASON} {name}")))
         if spec.op_field is not None:
             raw_op = self._value(spec.op_field)
-            invalid_op = raw_op.isNotNull() & ~self._normalised_op().isin(*OPS)
-            found.append((invalid_op, envelope.quoted("invalid op", raw_op)))
+            invalid_op = raw_op.isNotNull() & ~self._normalised_op().isin(*rules.OPS)
+            found.append((invalid_op, envelope.quoted(rules.INVALID_OP_REASON, raw_op)))
         guard = self.is_mine()
         return [(guard & condition, reason) for condition, reason in found]
 
@@ -156,7 +153,7 @@ class SpecColumns:
             *declared,
             utc_date_string(self.timestamp(spec.partition_source)).alias(spec.partition_name),
             op.alias(columns.OP),
-            (op == "d").alias(columns.IS_DELETED),
+            (op == rules.DELETE_OP).alias(columns.IS_DELETED),
         ]
 
     def timestamp(self, name: str) -> Column:
@@ -164,8 +161,8 @@ class SpecColumns:
 
     def _normalised_op(self) -> Column:
         if self.spec.op_field is None:
-            return F.lit(DEFAULT_OP)
-        return F.coalesce(F.lower(F.trim(self._value(self.spec.op_field))), F.lit(DEFAULT_OP))
+            return F.lit(rules.DEFAULT_OP)
+        return F.coalesce(F.lower(F.trim(self._value(self.spec.op_field))), F.lit(rules.DEFAULT_OP))
 
     def _not_a_string(self, name: str) -> Column:
         not_string = F.lit(False)

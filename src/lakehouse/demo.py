@@ -80,7 +80,8 @@ def _check_job_alive(settings: Settings) -> None:
 def ledger_matches(settings: Settings, table_suffix: str) -> bool:
     """True when Trino's table equals the state the ledger expects (quietly)."""
     from loadgen import verify
-    from loadgen.tables import load_tables
+
+    from lakehouse_tables.declarations import load_tables
 
     connection = trino_connection(settings)
     try:

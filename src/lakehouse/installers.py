@@ -6,6 +6,7 @@ module proxy) so versions come from versions.env and nothing is committed.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -226,11 +227,11 @@ def ensure_minio(settings: Settings, progress: Progress = print) -> Path:
 
 
 def pyspark_home() -> Path:
-    try:
-        import pyspark
-    except ImportError as exc:
-        raise InstallError("pyspark is not installed in this Python: run `make setup`") from exc
-    return Path(pyspark.__file__).resolve().parent
+    """The installed pyspark's folder (its jars, bin/), found without importing it."""
+    spec = importlib.util.find_spec("pyspark")
+    if spec is None or spec.origin is None:
+        raise InstallError("pyspark is not installed in this Python: run `make setup`")
+    return Path(spec.origin).resolve().parent
 
 
 def _kinesis_source_env(settings: Settings) -> dict[str, str]:

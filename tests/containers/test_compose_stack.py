@@ -95,8 +95,9 @@ def _processed(stack: Stack) -> int:
 
 def test_locust_load_lands_in_trino_exactly(stack: Stack, tmp_path: Path) -> None:
     from loadgen.ledger import read_ledger
-    from loadgen.tables import load_tables
     from loadgen.verify import connect, verify_tables
+
+    from lakehouse_tables.declarations import load_tables
 
     settings = harness.settings()
     load = _compose(

@@ -14,8 +14,9 @@ import pytest
 from loadgen.kinesis import ensure_stream, make_client, read_stream
 from loadgen.ledger import expected_state, ledger_files, read_ledger
 from loadgen.runner import run_load
-from loadgen.tables import load_tables
 from loadgen.verify import compare_stream
+
+from lakehouse_tables.declarations import load_tables
 
 pytestmark = pytest.mark.local
 

@@ -9,8 +9,9 @@ import pytest
 from lakehouse_job.dedupe import dedupe
 from lakehouse_job.parse import split_batch
 from lakehouse_job.spark_schema import KINESIS_SCHEMA
-from lakehouse_job.tables import TABLES_YAML, load_tables
 from pyspark.sql import DataFrame, SparkSession
+
+from lakehouse_tables.declarations import TABLES_YAML, load_tables
 
 pytestmark = pytest.mark.unit
 

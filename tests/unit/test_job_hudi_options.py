@@ -10,7 +10,8 @@ from lakehouse_job.hudi_options import (
     quarantine_options,
     table_path,
 )
-from lakehouse_job.tables import load_tables
+
+from lakehouse_tables.declarations import load_tables
 
 pytestmark = pytest.mark.unit
 

@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 import yaml
 from lakehouse_job.spark_schema import struct_type, valid_row_type
-from lakehouse_job.tables import TABLES_YAML, TablesConfigError, load_tables, parse_tables
 from pyspark.sql.types import (
     BooleanType,
     DoubleType,
@@ -18,6 +17,8 @@ from pyspark.sql.types import (
     StructType,
     TimestampType,
 )
+
+from lakehouse_tables.declarations import TABLES_YAML, TablesConfigError, load_tables, parse_tables
 
 pytestmark = pytest.mark.unit
 

@@ -8,6 +8,7 @@ import pytest
 from lakehouse_job import envelope
 from lakehouse_job.parse import REASON, classify
 from lakehouse_job.spark_schema import KINESIS_SCHEMA
+from lakehouse_tables import rules
 from pyspark.sql import SparkSession
 
 from tests.vectors import load_vectors, vector_specs
@@ -34,5 +35,8 @@ def test_job_classifies_every_vector_as_listed(spark: SparkSession) -> None:
             wrong[v.label] = reason
         elif not v.valid and (reason is None or str(v.reason_contains) not in reason):
             wrong[v.label] = reason or "valid"
+        elif not v.valid and rules.ledger_kind(reason) != v.ledger_kind:
+            # the reason <-> ledger kind map (lakehouse_tables.rules) agrees with the vector
+            wrong[v.label] = f"{reason} -> {rules.ledger_kind(reason)}, not {v.ledger_kind}"
     assert wrong == {}
     assert len(reasons) == len(vectors) >= 40

@@ -18,8 +18,9 @@ from loadgen.models import (
     parse_cardinality,
     parse_mix,
 )
-from loadgen.tables import Tables, load_tables
 from loadgen.timefmt import DAY_MS, date_of_ms, parse_iso_ms
+
+from lakehouse_tables.declarations import Tables, load_tables
 
 pytestmark = pytest.mark.unit
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 from loadgen.ledger import VALID, classify
-from loadgen.tables import Tables
 
+from lakehouse_tables.declarations import Tables
 from tests.vectors import load_vectors, vector_specs
 
 pytestmark = pytest.mark.unit

@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 from loadgen.ledger import expected_state
-from loadgen.tables import Tables, compared_columns, load_tables
 from loadgen.timefmt import parse_iso_ms
 from loadgen.verify import column_types, compare_stream, diff_rows, verify_tables
+
+from lakehouse_tables.declarations import Tables, compared_columns, load_tables
 
 pytestmark = pytest.mark.unit
 

@@ -3,7 +3,7 @@
 records.jsonl holds one case per line: the payload ("payload", text, or "payload_b64"
 for bytes that are not UTF-8), whether it is valid, and for an invalid one a substring
 of the job's quarantine reason and the ledger's malformed kind. Both components must
-classify every case as listed, under spark/tables.yaml plus extra_tables.yaml.
+classify every case as listed, under src/lakehouse_tables/tables.yaml plus extra_tables.yaml.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from lakehouse_job.tables import TABLES_YAML, TableSpec, parse_tables
+
+from lakehouse_tables.declarations import TABLES_YAML, TableSpec, parse_tables
 
 HERE = Path(__file__).resolve().parent
 RECORDS = HERE / "records.jsonl"

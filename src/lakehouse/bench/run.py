@@ -16,10 +16,8 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 
-from lakehouse_job.hudi_options import PROFILES
-
 from lakehouse import stack
-from lakehouse.bench import procstats
+from lakehouse.bench import pipeline, procstats
 from lakehouse.bench.pipeline import KINESIS_ENGINES, PipelineOptions, run_pipeline
 from lakehouse.bench.plots import write_plots
 from lakehouse.config import REPO_ROOT, Settings
@@ -109,8 +107,7 @@ def commit_cost(
     settings: Settings, opts: BenchOptions, out: Path, say: Callable[[str], None]
 ) -> dict:
     say(f"  commit cost at {', '.join(f'{s:,}' for s in opts.commit_sizes)} keys")
-    # hudi-sink is a way of running the job, not a table layout: nothing to add here.
-    table_profiles = [p for p in opts.profiles if p in PROFILES]
+    table_profiles = [p for p in opts.profiles if p in pipeline.LAYOUT_PROFILES]
     result = out / "commit_cost.json"
     command = [
         sys.executable,

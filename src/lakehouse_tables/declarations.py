@@ -1,13 +1,14 @@
-"""Load and validate spark/tables.yaml into frozen TableSpecs.
+"""Load and validate the table declarations (tables.yaml) into frozen TableSpecs.
 
-Pure Python (no pyspark import) so the load generator can share the same
-declarations and the same validation as the streaming job.
+Pure Python (no pyspark import): the streaming job, the load generator and the CLI
+read the same declarations through the same validation.
 """
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -21,8 +22,9 @@ TableType = Literal["COPY_ON_WRITE", "MERGE_ON_READ"]
 FIELD_TYPES: Final[frozenset[str]] = frozenset({"string", "long", "double", "boolean", "timestamp"})
 TABLE_TYPES: Final[frozenset[str]] = frozenset({"COPY_ON_WRITE", "MERGE_ON_READ"})
 
-# The file next to this package; callers running from a zip/--py-files should pass a path.
-TABLES_YAML: Final[Path] = Path(__file__).resolve().parent.parent / "tables.yaml"
+# The declarations shipped with this package; $LAKEHOUSE_TABLES names another file.
+TABLES_YAML: Final[Path] = Path(__file__).resolve().parent / "tables.yaml"
+TABLES_ENV: Final = "LAKEHOUSE_TABLES"
 
 # Hive Metastore lower-cases identifiers and Trino matches them case-insensitively, so a
 # mixed-case column would be read back under another name; a leading underscore is kept
@@ -74,6 +76,46 @@ class TableSpec:
         return f"{self.table}_{'cow' if table_type == 'COPY_ON_WRITE' else 'mor'}"
 
 
+class Tables(Mapping[str, TableSpec]):
+    """event_type -> TableSpec, in declaration order."""
+
+    def __init__(self, specs: Mapping[str, TableSpec]) -> None:
+        self._specs = MappingProxyType(dict(specs))
+
+    def __getitem__(self, event_type: str) -> TableSpec:
+        return self._specs[event_type]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._specs)
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def __repr__(self) -> str:
+        return f"Tables({list(self._specs)})"
+
+    @property
+    def event_types(self) -> list[str]:
+        return list(self._specs)
+
+    @property
+    def max_record_bytes(self) -> int:
+        """The largest limit of any entry: bigger records are rejected whatever their type
+        (record rule 2); an entry's own, smaller limit applies after its type is known."""
+        return max(spec.max_record_bytes for spec in self._specs.values())
+
+
+def compared_columns(spec: TableSpec) -> list[str]:
+    """Declared schema columns, then the derived partition column: what verify compares."""
+    return [*spec.schema, spec.partition_name]
+
+
+def default_tables_path() -> Path:
+    """$LAKEHOUSE_TABLES, else the declarations shipped with this package."""
+    env = os.environ.get(TABLES_ENV)
+    return Path(env) if env else TABLES_YAML
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
     """SafeLoader that rejects duplicate mapping keys (PyYAML silently keeps the last)."""
 
@@ -95,9 +137,10 @@ _UniqueKeyLoader.add_constructor(
 )
 
 
-def load_tables(path: str | Path = TABLES_YAML) -> Mapping[str, TableSpec]:
-    """Read and validate tables.yaml; returns event_type -> TableSpec in file order."""
-    path = Path(path)
+def load_tables(path: str | Path | None = None) -> Tables:
+    """Read and validate tables.yaml (default: default_tables_path()); raises
+    TablesConfigError naming the file, the entry and the problem."""
+    path = Path(path) if path else default_tables_path()
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -105,7 +148,7 @@ def load_tables(path: str | Path = TABLES_YAML) -> Mapping[str, TableSpec]:
     return parse_tables(text, source=str(path))
 
 
-def parse_tables(text: str, source: str = "<tables.yaml>") -> Mapping[str, TableSpec]:
+def parse_tables(text: str, source: str = "<tables.yaml>") -> Tables:
     """Validate tables.yaml content; `source` names the file in error messages."""
     loader = _UniqueKeyLoader(text)
     loader.name = source
@@ -118,7 +161,7 @@ def parse_tables(text: str, source: str = "<tables.yaml>") -> Mapping[str, Table
     return _build_specs(document, source)
 
 
-def _build_specs(document: object, source: str) -> Mapping[str, TableSpec]:
+def _build_specs(document: object, source: str) -> Tables:
     if not isinstance(document, dict):
         raise TablesConfigError(f"{source}: expected a mapping with 'event_types'")
     _reject_unknown_keys(document, _TOP_KEYS, f"{source}")
@@ -145,7 +188,7 @@ def _build_specs(document: object, source: str) -> Mapping[str, TableSpec]:
             )
         owners[spec.table] = event_type
         specs[event_type] = spec
-    return MappingProxyType(specs)
+    return Tables(specs)
 
 
 def _defaults(raw: object, source: str) -> Mapping[str, Any]:

@@ -1,4 +1,4 @@
-"""Names of the columns the job adds, shared by the transforms, the sinks and the tests."""
+"""Names of the columns the job adds to the declared ones, and the quarantine's columns."""
 
 from typing import Final
 
@@ -9,8 +9,6 @@ INGEST_SHARD: Final = "_ingest_shard"  # Kinesis shardId
 INGEST_SEQ: Final = "_ingest_seq"  # Kinesis sequenceNumber (decimal string)
 ARRIVAL_TS: Final = "_arrival_ts"  # Kinesis approximateArrivalTimestamp
 
-META_COLUMNS: Final[tuple[str, ...]] = (OP, IS_DELETED, INGEST_SHARD, INGEST_SEQ, ARRIVAL_TS)
-
 # The quarantine table, in column order.
 Q_RAW_PAYLOAD: Final = "raw_payload"
 Q_REASON: Final = "reason"
@@ -19,6 +17,8 @@ Q_SHARD_ID: Final = "shard_id"
 Q_SEQUENCE_NUMBER: Final = "sequence_number"
 Q_ARRIVAL_TS: Final = "arrival_ts"
 Q_QUARANTINED_AT: Final = "quarantined_at"
+# The quarantine's partition column, added at write time (the arrival date).
+Q_DATE: Final = "quarantine_date"
 
 QUARANTINE_COLUMNS: Final[tuple[str, ...]] = (
     Q_RAW_PAYLOAD,
