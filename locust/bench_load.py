@@ -23,37 +23,13 @@ import uuid
 from pathlib import Path
 from urllib.parse import urlparse
 
-from loadgen.kinesis import ensure_stream, make_client
-from loadgen.models import EventGenerator, GenConfig, parse_mix
-from loadgen.runner import run_load
-
+from lakehouse.bench import procstats
+from lakehouse.bootstrap import ensure_stream
 from lakehouse_tables.declarations import load_tables
-
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid: int) -> float:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (FileNotFoundError, ProcessLookupError):
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
-
-
-def children(ppid: int) -> dict[int, str]:
-    out: dict[int, str] = {}
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            stat = (d / "stat").read_text()
-            if int(stat.rsplit(")", 1)[1].split()[1]) != ppid:
-                continue
-            argv = (d / "cmdline").read_bytes().decode().split("\0")
-        except (FileNotFoundError, ProcessLookupError, PermissionError):
-            continue
-        out[int(d.name)] = "master" if "--master" in argv else "worker"
-    return out
+from loadgen.kinesis import make_client
+from loadgen.models import EventGenerator, GenConfig, parse_mix
+from loadgen.options import LoadOptions
+from loadgen.runner import run_load
 
 
 def pid_listening_on(port: int) -> int | None:
@@ -98,43 +74,45 @@ def generation_rate(event_model: str, seconds: float = 2.0) -> float:
 def bench(args: argparse.Namespace, workers: int, emulator_pid: int | None) -> dict[str, float]:
     client = make_client(args.endpoint, args.region)
     stream = f"bench-{uuid.uuid4().hex[:8]}"
-    ensure_stream(client, stream, args.shards)
+    ensure_stream(client, stream, shards=args.shards)
     ledger = Path(tempfile.mkdtemp(prefix="bench-ledger-"))
     result: dict[str, int] = {}
 
+    opts = LoadOptions(
+        stream_name=stream, kinesis_endpoint=args.endpoint, region=args.region,
+        workers=workers, users=args.users_per_worker * workers, run_time=f"{args.duration}s",
+        stop_timeout=10, master_port=args.master_port, ledger_dir=str(ledger),
+        event_model=args.event_model, events_per_sec=0, batch_size=args.batch_size,
+        malformed_rate=0, duplicate_rate=0, late_rate=0,
+    )  # fmt: skip
+
     def go() -> None:
-        result["rc"] = run_load(
-            stream=stream, endpoint=args.endpoint, region=args.region, workers=workers,
-            users=args.users_per_worker * workers, run_time=f"{args.duration}s",
-            stop_timeout=10, master_port=args.master_port, ledger_dir=ledger,
-            event_model=args.event_model,
-            options={"events_per_sec": 0, "batch_size": args.batch_size},
-            log_dir=ledger / "logs", timeout=args.duration + 120,
-        )  # fmt: skip
+        result["rc"] = run_load(opts, log_dir=ledger / "logs", timeout=args.duration + 120)
 
     th = threading.Thread(target=go)
     th.start()
     time.sleep(3)  # let the workers connect and the users spawn
-    procs = children(os.getpid())
-    pids = dict(procs)
-    if emulator_pid:
-        pids[emulator_pid] = "emulator"
-    start = {p: cpu_seconds(p) for p in pids}
+    # Locust runs in a process group of its own: its master and the workers it forked.
+    master = procstats.children(os.getpid())[0]
+
+    def sample() -> dict[str, float]:
+        everyone, alone = procstats.group(master).cpu_s, procstats.process(master).cpu_s
+        emulator = procstats.process(emulator_pid).cpu_s if emulator_pid else 0.0
+        return {"master": alone, "worker": everyone - alone, "emulator": emulator}
+
+    start = sample()
     t0 = time.monotonic()
     last = dict(start)
     while th.is_alive():
         time.sleep(0.5)
-        for p in pids:
-            c = cpu_seconds(p)
-            if c:
-                last[p] = c
+        now = sample()
+        if now["master"]:  # still running
+            last = now
         if time.monotonic() - t0 > args.duration - 4:
             break
     window = time.monotonic() - t0
     th.join()
-    cpu: dict[str, float] = {}
-    for p, role in pids.items():
-        cpu[role] = cpu.get(role, 0.0) + (last[p] - start[p]) / window * 100
+    cpu = {role: (last[role] - start[role]) / window * 100 for role in start}
     summaries = [json.loads(s.read_text()) for s in ledger.glob("*.summary.json")]
     acked = sum(s["acked"] for s in summaries)
     failed = sum(s["failed"] for s in summaries)

@@ -18,10 +18,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import boto3
-from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from lakehouse.clients import Endpoints, kinesis_client
 from loadgen.batching import HasPayload, record_size
 
 # whole-call errors worth retrying; anything else (ResourceNotFound, Validation...) fails the batch
@@ -47,30 +46,26 @@ def make_client(
     secret_key: str | None = None,
     max_pool_connections: int = 50,
 ) -> Any:
-    """A boto3 Kinesis client without botocore retries. With an endpoint (emulator) and
-    no credentials anywhere, dummy credentials are used."""
-    if endpoint and not access_key and not os.environ.get("AWS_ACCESS_KEY_ID"):
-        access_key, secret_key = "test", "test"
-    cfg = Config(
-        retries={"total_max_attempts": 1, "mode": "standard"},
-        max_pool_connections=max_pool_connections,
-        connect_timeout=5,
-        read_timeout=30,
+    """A Kinesis client without botocore retries (put_records_with_retry does them); with
+    an endpoint (an emulator) and no credentials anywhere, the emulator's test ones."""
+    endpoints = Endpoints(
+        region=region, kinesis=endpoint or None, kinesis_engine=os.environ.get("KINESIS_ENGINE", "")
     )
-    return boto3.client(
-        "kinesis",
-        endpoint_url=endpoint or None,
-        region_name=region,
-        aws_access_key_id=access_key or None,
-        aws_secret_access_key=secret_key or None,
-        config=cfg,
+    return kinesis_client(
+        endpoints,
+        max_attempts=1,
+        max_pool_connections=max_pool_connections,
+        read_timeout=30,
+        access_key=access_key,
+        secret_key=secret_key,
     )
 
 
 # --------------------------------------------------------------------------- streams
 
 
-def list_open_shards(client: Any, stream: str) -> list[dict[str, Any]]:
+def list_shards(client: Any, stream: str) -> list[dict[str, Any]]:
+    """Every shard of the stream, open and closed (ListShards, all pages)."""
     shards: list[dict[str, Any]] = []
     kwargs: dict[str, Any] = {"StreamName": stream}
     while True:
@@ -78,56 +73,16 @@ def list_open_shards(client: Any, stream: str) -> list[dict[str, Any]]:
         shards.extend(resp["Shards"])
         token = resp.get("NextToken")
         if not token:
-            break
+            return shards
         kwargs = {"NextToken": token}
-    return [s for s in shards if "EndingSequenceNumber" not in s["SequenceNumberRange"]]
 
 
-def ensure_stream(client: Any, stream: str, shards: int = 2, timeout: float = 60) -> None:
-    """Create the stream if it does not exist and wait until it is ACTIVE."""
-    try:
-        client.create_stream(StreamName=stream, ShardCount=shards)
-    except ClientError as e:
-        if e.response["Error"]["Code"] != "ResourceInUseException":
-            raise
-    deadline = time.monotonic() + timeout
-    while True:
-        status = client.describe_stream_summary(StreamName=stream)["StreamDescriptionSummary"][
-            "StreamStatus"
-        ]
-        if status == "ACTIVE":
-            return
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"stream {stream} still {status} after {timeout}s")
-        time.sleep(0.2)
-
-
-def read_stream(client: Any, stream: str, idle_polls: int = 2) -> list[tuple[str, str, bytes]]:
-    """Every record of every shard from TRIM_HORIZON: (shard_id, sequence_number, data)."""
-    out: list[tuple[str, str, bytes]] = []
-    shards: list[dict[str, Any]] = []
-    kwargs: dict[str, Any] = {"StreamName": stream}
-    while True:
-        resp = client.list_shards(**kwargs)
-        shards.extend(resp["Shards"])
-        if not resp.get("NextToken"):
-            break
-        kwargs = {"NextToken": resp["NextToken"]}
-    for shard in shards:
-        it = client.get_shard_iterator(
-            StreamName=stream, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
-        )["ShardIterator"]
-        idle = 0
-        while it and idle < idle_polls:
-            resp = client.get_records(ShardIterator=it, Limit=10_000)
-            recs = resp["Records"]
-            out.extend((shard["ShardId"], r["SequenceNumber"], bytes(r["Data"])) for r in recs)
-            it = resp.get("NextShardIterator")
-            if recs or resp.get("MillisBehindLatest", 0) > 0:
-                idle = 0
-            else:
-                idle += 1
-    return out
+def list_open_shards(client: Any, stream: str) -> list[dict[str, Any]]:
+    return [
+        s
+        for s in list_shards(client, stream)
+        if "EndingSequenceNumber" not in s["SequenceNumberRange"]
+    ]
 
 
 # --------------------------------------------------------------------------- routing

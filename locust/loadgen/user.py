@@ -29,6 +29,7 @@ import time
 from argparse import Namespace
 from typing import Any, ClassVar
 
+from lakehouse.bootstrap import ensure_stream
 from lakehouse_tables.declarations import load_tables
 from loadgen.batching import BatchLimits, split_batches
 from loadgen.kinesis import (
@@ -36,7 +37,6 @@ from loadgen.kinesis import (
     PutResult,
     RetryPolicy,
     ShardRouter,
-    ensure_stream,
     list_open_shards,
     make_client,
     put_records_with_retry,
@@ -50,76 +50,13 @@ from loadgen.models import (
     parse_cardinality,
     parse_mix,
 )
+from loadgen.options import add_locust_arguments
 
 log = logging.getLogger("loadgen")
 
 DEFAULT_STOP_TIMEOUT = 30.0  # seconds, when --stop-timeout is not given
-
-
-def add_arguments(parser: Any) -> None:
-    """Register the loadgen options on Locust's argument parser."""
-    a = parser.add_argument
-    a(
-        "--stream-name",
-        default="lakehouse-events",
-        env_var="LOADGEN_STREAM",
-        help="Kinesis stream to write to",
-    )
-    a(
-        "--kinesis-endpoint",
-        default="",
-        env_var="KINESIS_ENDPOINT",
-        help="Kinesis endpoint URL (empty: AWS)",
-    )
-    a("--region", default="us-east-1", env_var="AWS_REGION", help="AWS region")
-    a("--aws-access-key-id", default="", include_in_web_ui=False)
-    a("--aws-secret-access-key", default="", include_in_web_ui=False, is_secret=True)
-    a(
-        "--create-stream-shards",
-        type=int,
-        default=0,
-        help="create the stream with this many shards if missing (0: do not create)",
-    )
-    a(
-        "--event-model",
-        default="orders",
-        help="orders | ticker | clicks | iot | any tables.yaml event type | mix (see --event-mix)",
-    )
-    a(
-        "--event-mix",
-        default="orders=1,ticker=1,clicks=1,iot=1",
-        help="weights used when --event-model=mix, e.g. orders=3,iot=1",
-    )
-    a("--op-mix", default="c=0.5,u=0.4,d=0.1", help="CDC op weights for orders")
-    a(
-        "--events-per-sec",
-        type=float,
-        default=100.0,
-        help="target events/s per user (0: as fast as possible)",
-    )
-    a("--batch-size", type=int, default=100, help="records per task (<=500 per PutRecords call)")
-    a(
-        "--key-cardinality",
-        default="10000",
-        help="keys per user and event type: 10000 or orders=1000,ticker=0 (0: unbounded)",
-    )
-    a("--duplicate-rate", type=float, default=0.0, help="share of records resent byte-identical")
-    a("--out-of-order-rate", type=float, default=0.0, help="share of records held back")
-    a("--late-rate", type=float, default=0.0, help="share of events with an old event time")
-    a("--late-max-seconds", type=float, default=6 * 3600.0)
-    a(
-        "--max-delay",
-        type=int,
-        default=200,
-        help="held-back and duplicate records reappear 1..N records later",
-    )
-    a("--malformed-rate", type=float, default=0.0, help="share of malformed records")
-    a("--malformed-mix", default=",".join(MALFORMED_KINDS), help="malformed kinds and weights")
-    a("--seed", default="", help="random seed (empty: random)")
-    a("--run-id", default="", help="key and ledger prefix (default: from the seed, else random)")
-    a("--ledger-dir", default="ledger", env_var="LOADGEN_LEDGER_DIR")
-    a("--tables-file", default="", help="tables.yaml (default: src/lakehouse_tables/tables.yaml)")
-    a("--max-attempts", type=int, default=8, help="PutRecords attempts per record")
+# The statistics row that counts events (records acknowledged), not PutRecords calls.
+EVENTS_ACKED = "events acked"
 
 
 def gen_config_from_options(
@@ -216,6 +153,20 @@ class WorkerContext:
             context={"records": r.records, "failed": r.failed},
         )
 
+    def _acked(self, n: int, begun: float) -> None:
+        """One request entry per acknowledged event, so Locust's figures (RPS, count) read
+        as events beside the PutRecords calls; its time is the batch's, retries included."""
+        elapsed_ms = (time.perf_counter() - begun) * 1000
+        for _ in range(n):
+            self.env.events.request.fire(
+                request_type="kinesis",
+                name=EVENTS_ACKED,
+                response_time=elapsed_ms,
+                response_length=0,
+                exception=None,
+                context={},
+            )
+
     def _dropped(self, n: int, why: str) -> None:
         self.env.events.request.fire(
             request_type="kinesis",
@@ -239,6 +190,7 @@ class WorkerContext:
             if too_big:
                 self._dropped(len(too_big), "RecordTooLarge")
             for batch in batches:
+                begun = time.perf_counter()
                 results = put_records_with_retry(
                     self.client,
                     self.opts.stream_name,
@@ -254,6 +206,7 @@ class WorkerContext:
                     done += 1
                     if not res.acked:
                         failed[str(res.error_code)] = failed.get(str(res.error_code), 0) + 1
+                self._acked(len(batch) - sum(failed.values()), begun)
                 if failed:
                     self._dropped(sum(failed.values()), json.dumps(failed))
         except BaseException as exc:
@@ -318,7 +271,7 @@ class KinesisUser(User):
         rate = float(o.events_per_sec) if o is not None else 0.0
         if rate <= 0:
             return 0.0
-        interval = int(o.batch_size) / rate  # type: ignore[union-attr]
+        interval = int(o.batch_size) / rate
         now = time.monotonic()
         self._next_due = max(self._next_due + interval, now - interval)
         return max(0.0, self._next_due - now)
@@ -346,7 +299,7 @@ class KinesisUser(User):
 
 @events.init_command_line_parser.add_listener
 def _on_parser(parser: Any, **_: Any) -> None:
-    add_arguments(parser)
+    add_locust_arguments(parser)
 
 
 @events.init.add_listener
@@ -361,6 +314,16 @@ def _on_init(environment: Environment, **_: Any) -> None:
     if isinstance(environment.runner, MasterRunner) and not o.run_id:
         # forwarded to the workers with every spawn message
         o.run_id = f"s{o.seed}" if o.seed != "" else secrets.token_hex(3)
+    if not environment.host:
+        # The web UI's Host field: what the users write to (they read the stream and the
+        # endpoint from their own options; the field is informational).
+        environment.host = target(o.kinesis_endpoint, o.region, o.stream_name)
+
+
+def target(endpoint: str, region: str, stream: str) -> str:
+    """'http://127.0.0.1:4566/events': the Kinesis endpoint (AWS's if none) and stream."""
+    base = endpoint.rstrip("/") if endpoint else f"https://kinesis.{region}.amazonaws.com"
+    return f"{base}/{stream}"
 
 
 @events.test_start.add_listener
@@ -375,7 +338,7 @@ def _on_test_start(environment: Environment, **_: Any) -> None:
             o.aws_access_key_id or None,
             o.aws_secret_access_key or None,
         )
-        ensure_stream(client, o.stream_name, int(o.create_stream_shards))
+        ensure_stream(client, o.stream_name, shards=int(o.create_stream_shards))
 
 
 @events.test_stop.add_listener

@@ -1,17 +1,11 @@
-"""Compare the ledger's expected table state with what Trino returns (and, for the
-tests, the ledger with what is on the stream).
+"""Compare the ledger's expected table state with what Trino returns.
 
-    python -m loadgen.verify --ledger-dir ledger --host localhost --port 8080 \
-        --catalog hudi --schema default [--event-type orders] [--table-suffix _cow] \
-        [--table hudi_orders_cow] [--where "_hoodie_is_deleted = false"]
-
-Prints matched / missing / extra / stale counts per table and exits non-zero on any
-difference. The comparison (`diff_rows`, `compare_stream`) is pure.
+`lakehouse verify` (and the demo) call verify_tables, which prints matched / missing /
+extra / stale counts per table; the comparison itself (`diff_rows`) is pure.
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -19,8 +13,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-from lakehouse_tables.declarations import Tables, TableSpec, compared_columns, load_tables
-from loadgen.ledger import entry_data, expected_state, read_ledger
+from lakehouse_tables.declarations import Tables, TableSpec, compared_columns
+from loadgen.ledger import expected_state, read_ledger
 from loadgen.timefmt import datetime_to_ms, format_ms, parse_iso_ms
 
 # --------------------------------------------------------------------------- pure diff
@@ -142,46 +136,6 @@ def _printable(row: Mapping[str, Any], types: Mapping[str, str]) -> dict[str, An
     return {c: _show(t, row.get(c)) for c, t in types.items()}
 
 
-@dataclass
-class StreamDiff:
-    matched: int = 0
-    missing_on_stream: int = 0  # acknowledged in the ledger, not read back
-    not_in_ledger: int = 0  # read back, not an acknowledged ledger record
-    data_mismatch: int = 0  # same shard/sequence number, different bytes
-    samples: list[Any] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not (self.missing_on_stream or self.not_in_ledger or self.data_mismatch)
-
-
-def compare_stream(
-    stream_records: Iterable[tuple[str, str, bytes]], ledger_entries: Iterable[Mapping[str, Any]]
-) -> StreamDiff:
-    """Record for record: (shard_id, sequence_number) -> bytes, both ways."""
-    ledger: dict[tuple[str, str], bytes] = {}
-    for e in ledger_entries:
-        if e.get("acked"):
-            ledger[(str(e["shard_id"]), str(e["sequence_number"]))] = entry_data(dict(e))
-    d = StreamDiff()
-    for shard, seq, data in stream_records:
-        want = ledger.pop((shard, seq), None)
-        if want is None:
-            d.not_in_ledger += 1
-            if len(d.samples) < 5:
-                d.samples.append(("not_in_ledger", shard, seq, data[:100]))
-        elif want != data:
-            d.data_mismatch += 1
-            if len(d.samples) < 5:
-                d.samples.append(("mismatch", shard, seq, want[:100], data[:100]))
-        else:
-            d.matched += 1
-    d.missing_on_stream = len(ledger)
-    for k in list(ledger)[:5]:
-        d.samples.append(("missing_on_stream", *k))
-    return d
-
-
 # --------------------------------------------------------------------------- trino
 
 
@@ -195,14 +149,6 @@ def query_table(
     cur = conn.cursor()
     cur.execute(sql)
     return [dict(zip(columns, r, strict=True)) for r in cur.fetchall()]
-
-
-def connect(host: str, port: int, user: str, catalog: str, schema: str, http_scheme: str) -> Any:
-    import trino
-
-    return trino.dbapi.connect(
-        host=host, port=port, user=user, catalog=catalog, schema=schema, http_scheme=http_scheme
-    )
 
 
 def verify_tables(
@@ -242,58 +188,3 @@ def verify_tables(
                 print(f"  {what}: {it}", file=out)
         diffs.append(d)
     return diffs
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="loadgen.verify", description=__doc__.split("\n\n")[0])
-    p.add_argument("--ledger-dir", default="ledger")
-    p.add_argument("--tables", default=None, help="tables.yaml (default: the packaged one)")
-    p.add_argument("--host", default="localhost")
-    p.add_argument("--port", type=int, default=8080)
-    p.add_argument("--user", default="loadgen")
-    p.add_argument("--http-scheme", default="http")
-    p.add_argument("--catalog", default="hudi")
-    p.add_argument("--schema", default="default")
-    p.add_argument(
-        "--event-type",
-        action="append",
-        default=None,
-        help="event type(s) to check (default: all in the ledger)",
-    )
-    p.add_argument("--table", default=None, help="table name (with one --event-type)")
-    p.add_argument(
-        "--table-suffix",
-        default="_cow",
-        help="appended to the tables.yaml base name: _cow, _mor_ro, _mor_rt",
-    )
-    p.add_argument("--where", default=None, help="SQL filter for live rows (default none)")
-    p.add_argument(
-        "--no-partition-column",
-        dest="partition_column",
-        action="store_false",
-        help="do not compare the derived partition column",
-    )
-    return p
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    tables = load_tables(args.tables)
-    conn = connect(args.host, args.port, args.user, args.catalog, args.schema, args.http_scheme)
-    diffs = verify_tables(
-        tables,
-        args.ledger_dir,
-        conn,
-        args.catalog,
-        args.schema,
-        event_types=args.event_type,
-        table=args.table,
-        table_suffix=args.table_suffix,
-        where=args.where,
-        partition_column=args.partition_column,
-    )
-    return 0 if diffs and all(d.ok for d in diffs) else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

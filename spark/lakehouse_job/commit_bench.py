@@ -131,7 +131,7 @@ class Variant:
 def _profile(name: str) -> Profile:
     if name not in PROFILES:
         raise SystemExit(f"unknown profile {name!r}: one of {', '.join(PROFILES)}")
-    return name  # type: ignore[return-value]
+    return name
 
 
 def upsert(

@@ -389,7 +389,7 @@ def _run_hudi_streaming_sink(
     return 1 if errors else 0
 
 
-def _stop_between_batches(query) -> None:  # type: ignore[no-untyped-def]
+def _stop_between_batches(query) -> None:
     while query.status.get("isTriggerActive"):
         time.sleep(0.2)
     query.stop()

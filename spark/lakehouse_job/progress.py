@@ -23,10 +23,10 @@ class ProgressLog(StreamingQueryListener):
         self.path = Path(metrics_file)
         self.counting_query = counting_query
 
-    def onQueryStarted(self, event) -> None:  # type: ignore[no-untyped-def]
+    def onQueryStarted(self, event) -> None:
         pass
 
-    def onQueryProgress(self, event) -> None:  # type: ignore[no-untyped-def]
+    def onQueryProgress(self, event) -> None:
         p = event.progress
         if not p.numInputRows:
             return
@@ -40,8 +40,8 @@ class ProgressLog(StreamingQueryListener):
         with self.path.open("a") as out:
             out.write(json.dumps(line, sort_keys=True) + "\n")
 
-    def onQueryIdle(self, event) -> None:  # type: ignore[no-untyped-def]
+    def onQueryIdle(self, event) -> None:
         pass
 
-    def onQueryTerminated(self, event) -> None:  # type: ignore[no-untyped-def]
+    def onQueryTerminated(self, event) -> None:
         pass

@@ -98,60 +98,43 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
         return process.wait()
 
 
-def load_options(args: argparse.Namespace) -> dict[str, object]:
-    return {
-        "events_per_sec": args.rate,
-        "malformed_rate": args.malformed_rate,
-        "duplicate_rate": args.duplicate_rate,
-        "late_rate": args.late_rate,
-    }
+# Load options the settings decide (the local stream and where its ledger goes).
+SETTINGS_LOAD_OPTIONS = (
+    "stream_name",
+    "kinesis_endpoint",
+    "region",
+    "ledger_dir",
+    "create_stream_shards",
+    "aws_access_key_id",
+    "aws_secret_access_key",
+)
 
 
 def cmd_load(settings: Settings, args: argparse.Namespace) -> int:
     """Locust master + workers against the local stream; the ledger goes to .local/ledger."""
+    from loadgen import options
     from loadgen.runner import run_load
 
-    _say(
-        f"Load: {args.workers} workers x {args.users} users, model {args.model}, "
-        f"{'web UI on http://127.0.0.1:8089' if args.web else args.run_time}"
-    )
-    return run_load(
-        stream=settings["KINESIS_STREAM_NAME"],
-        endpoint=settings.kinesis_endpoint,
+    opts = options.from_namespace(
+        args,
+        stream_name=settings["KINESIS_STREAM_NAME"],
+        kinesis_endpoint=settings.kinesis_endpoint,
         region=settings["AWS_REGION"],
-        workers=args.workers,
-        users=args.users,
-        run_time=None if args.web else args.run_time,
-        headless=not args.web,
-        ledger_dir=demo.ledger_dir(settings),
-        event_model=args.model,
-        options=load_options(args),
-        log_dir=settings.logs_dir,
+        ledger_dir=str(demo.ledger_dir(settings)),
     )
+    if opts.web:
+        opts = opts.replace(run_time="")  # until stopped from the UI
+    _say(
+        f"Load: {opts.workers} workers, {opts.users} users x {opts.events_per_sec:g} events/s, "
+        f"model {opts.event_model}, "
+        f"{f'web UI on http://{opts.web_host}:{opts.web_port}' if opts.web else opts.run_time}"
+    )
+    return run_load(opts, log_dir=settings.logs_dir)
 
 
 def cmd_verify(settings: Settings, args: argparse.Namespace) -> int:
     """Compare what Trino returns with the load generator's ledger."""
-    from loadgen import verify
-
-    return verify.main(
-        [
-            "--ledger-dir",
-            str(demo.ledger_dir(settings)),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(settings.port("TRINO_PORT")),
-            "--catalog",
-            "hudi",
-            "--schema",
-            settings["LAKEHOUSE_DATABASE"],
-            "--table-suffix",
-            args.table_suffix,
-            "--where",
-            "NOT _is_deleted",
-        ]
-    )
+    return 0 if demo.verify_ledger(settings, args.table_suffix) else 1
 
 
 def cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
@@ -169,10 +152,7 @@ def cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
     time.sleep(2)  # the last batch's hive sync
     demo.report(settings, _say)
     _say("\nLedger check (every acknowledged event vs. Trino, `make verify`):")
-    verified = all(
-        cmd_verify(settings, argparse.Namespace(table_suffix=suffix)) == 0
-        for suffix in ("_cow", "_mor_ro")
-    )
+    verified = all(demo.verify_ledger(settings, suffix) for suffix in ("_cow", "_mor_ro"))
     _say("")
     print_urls(settings)
     _say("\nThe stack and the job keep running: explore, then `make local-down` stops all.")
@@ -225,17 +205,10 @@ def build_parser() -> argparse.ArgumentParser:
     parsers = {name: sub.add_parser(name, help=text) for name, (_, text) in COMMANDS.items()}
     parsers["run"].add_argument("--background", action="store_true")
     parsers["run"].add_argument("job_args", nargs=argparse.REMAINDER)
+    from loadgen import options
+
     for name in ("load", "demo"):
-        p = parsers[name]
-        p.add_argument("--workers", type=int, default=2)
-        p.add_argument("--users", type=int, default=2)
-        p.add_argument("--rate", type=float, default=50, help="events/s per user")
-        p.add_argument("--run-time", default="60s")
-        p.add_argument("--model", default="orders", help="orders|ticker|clicks|iot|mix")
-        p.add_argument("--malformed-rate", type=float, default=0.01)
-        p.add_argument("--duplicate-rate", type=float, default=0.02)
-        p.add_argument("--late-rate", type=float, default=0.02)
-        p.add_argument("--web", action="store_true", help="Locust web UI instead of headless")
+        options.add_arguments(parsers[name], skip=SETTINGS_LOAD_OPTIONS)
     parsers["verify"].add_argument("--table-suffix", default="_cow", help="_cow or _mor_ro")
     add_bench_arguments(parsers["bench"])
     return parser

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from lakehouse.clients import Endpoints
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SERVICES_DIR = REPO_ROOT / "services"
 SERVICE_ENV_FILES = (
@@ -108,6 +110,11 @@ class Settings:
     @property
     def trino_url(self) -> str:
         return f"http://127.0.0.1:{self.port('TRINO_PORT')}"
+
+    @property
+    def endpoints(self) -> Endpoints:
+        """The services as clients on this machine reach them (lakehouse.clients)."""
+        return Endpoints.from_env(self.service_env())
 
     def service_env(self) -> dict[str, str]:
         """Environment for service processes: settings plus derived endpoints."""

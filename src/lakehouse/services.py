@@ -11,10 +11,8 @@ import json
 import os
 import urllib.request
 
-import boto3
-from botocore.config import Config
-
 from lakehouse import installers
+from lakehouse.clients import kinesis_client
 from lakehouse.config import SERVICES_DIR, Settings
 from lakehouse.supervisor import ServiceSpec, port_is_open
 
@@ -24,47 +22,6 @@ KINESIS_ENGINES = ("kinesis-mock", "kinesalite")
 def _http_ok(url: str) -> bool:
     with urllib.request.urlopen(url, timeout=2) as response:
         return bool(response.status == 200)
-
-
-def kinesis_client(settings: Settings):  # type: ignore[no-untyped-def]
-    return boto3.client(
-        "kinesis",
-        endpoint_url=settings.kinesis_endpoint,
-        region_name=settings["AWS_REGION"],
-        aws_access_key_id="test",
-        aws_secret_access_key="test",
-        config=Config(retries={"max_attempts": 2}, connect_timeout=2, read_timeout=10),
-    )
-
-
-def hudi_rs_table(settings: Settings, base_uri: str):  # type: ignore[no-untyped-def]
-    """A hudi-rs (PyPI `hudi`) reader of the Hudi table at `base_uri` (s3://bucket/...)."""
-    from hudi import HudiTableBuilder
-
-    return (
-        HudiTableBuilder.from_base_uri(base_uri)
-        .with_storage_options(
-            {
-                "aws_endpoint_url": settings.s3_endpoint,
-                "aws_allow_http": "true",
-                "aws_access_key_id": settings["S3_ACCESS_KEY"],
-                "aws_secret_access_key": settings["S3_SECRET_KEY"],
-                "aws_region": settings["AWS_REGION"],
-            }
-        )
-        .build()
-    )
-
-
-def s3_client(settings: Settings):  # type: ignore[no-untyped-def]
-    return boto3.client(
-        "s3",
-        endpoint_url=settings.s3_endpoint,
-        region_name=settings["AWS_REGION"],
-        aws_access_key_id=settings["S3_ACCESS_KEY"],
-        aws_secret_access_key=settings["S3_SECRET_KEY"],
-        config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 2}),
-    )
 
 
 def _base_env(settings: Settings) -> dict[str, str]:
@@ -108,7 +65,7 @@ def kinesis_spec(settings: Settings) -> ServiceSpec:
         )
 
     def healthy() -> bool:
-        kinesis_client(settings).list_streams(Limit=1)
+        kinesis_client(settings.endpoints, max_attempts=1).list_streams(Limit=1)
         return True
 
     return ServiceSpec(

@@ -41,7 +41,7 @@ def up(settings: Settings, progress: Progress = print) -> float:
             supervisor.stop(spec.name)
         raise errors[0]  # type: ignore[misc]
     progress("Bootstrapping")
-    bootstrap.bootstrap(settings, progress)
+    bootstrap.bootstrap(settings.service_env(), progress)
     return time.monotonic() - started
 
 

@@ -96,7 +96,7 @@ def stack(images: dict[str, str]) -> Iterator[Stack]:
         compose.stop()  # down --volumes
 
 
-def _logs(compose) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+def _logs(compose) -> tuple[str, str]:
     try:
         return compose.get_logs()
     except Exception as error:

@@ -68,7 +68,7 @@ def test_every_ui_answers(stack: Stack) -> None:
         "job (Spark driver) UI": f"http://127.0.0.1:{p['JOB_UI_HOST_PORT']}/api/v1/applications",
         "locust UI": f"http://127.0.0.1:{p['LOCUST_HOST_PORT']}/",
     }
-    failures = {}
+    failures: dict[str, object] = {}
     for name, url in urls.items():
         try:
             status, _ = _get(url)
@@ -94,20 +94,21 @@ def _processed(stack: Stack) -> int:
 
 
 def test_locust_load_lands_in_trino_exactly(stack: Stack, tmp_path: Path) -> None:
-    from loadgen.ledger import read_ledger
-    from loadgen.verify import connect, verify_tables
-
+    from lakehouse.clients import Endpoints, trino_connection
     from lakehouse_tables.declarations import load_tables
+    from loadgen.ledger import read_ledger
+    from loadgen.verify import verify_tables
 
     settings = harness.settings()
     load = _compose(
         stack, "exec", "-T", "locust-master",
         "python", "-m", "loadgen.runner",
-        "--stream", settings["KINESIS_STREAM_NAME"], "--endpoint", "http://localstack:4566",
+        "--stream-name", settings["KINESIS_STREAM_NAME"],
+        "--kinesis-endpoint", "http://localstack:4566",
         "--region", settings["AWS_REGION"], "--workers", "2", "--users", "4",
         "--run-time", "30s", "--stop-timeout", "20", "--master-port", "5600",
         "--ledger-dir", f"/ledger/{RUN}", "--event-model", "orders", "--seed", "11",
-        "--", "--events-per-sec", "10", "--key-cardinality", "300",
+        "--events-per-sec", "10", "--key-cardinality", "300",
     )  # fmt: skip
     assert load.returncode == 0, f"locust failed:\n{load.stdout[-3000:]}\n{load.stderr[-3000:]}"
 
@@ -132,9 +133,9 @@ def test_locust_load_lands_in_trino_exactly(stack: Stack, tmp_path: Path) -> Non
     assert state.stdout.strip() == "0", _compose(stack, "logs", "--tail=80", "job").stdout
 
     tables = load_tables()
-    conn = connect(
-        "127.0.0.1", stack.ports["TRINO_HOST_PORT"], "it", "hudi",
-        settings["LAKEHOUSE_DATABASE"], "http",
+    conn = trino_connection(
+        Endpoints(region=settings["AWS_REGION"], trino=f"http://127.0.0.1:{stack.ports['TRINO_HOST_PORT']}"),
+        "hudi", settings["LAKEHOUSE_DATABASE"], user="it",
     )  # fmt: skip
     for suffix in ("_cow", "_mor_ro"):
         diffs = verify_tables(

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import boto3
 import pytest
 
 from lakehouse import installers
 from lakehouse import stack as stack_module
+from lakehouse.clients import kinesis_client
 from lakehouse.config import Settings, load_settings
 
 
@@ -71,15 +71,9 @@ def stack(stack_settings: Settings) -> Iterator[Stack]:
 
 
 @pytest.fixture(scope="session")
-def kinesis(stack: Stack):  # type: ignore[no-untyped-def]
+def kinesis(stack: Stack):
     """A boto3 Kinesis client for the local stack."""
-    return boto3.client(
-        "kinesis",
-        endpoint_url=stack.kinesis_endpoint,
-        region_name=stack.region,
-        aws_access_key_id=stack.aws_access_key,
-        aws_secret_access_key=stack.aws_secret_key,
-    )
+    return kinesis_client(stack.settings.endpoints)
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 from hudi import HudiQueryType, HudiReadOptions
 
-from lakehouse.services import hudi_rs_table
+from lakehouse.clients import hudi_rs_table
 from tests.support.pipeline import Run, iso_ms
 
 pytestmark = pytest.mark.local
@@ -21,7 +21,12 @@ T1 = T0 + timedelta(hours=2)
 
 
 def order(op: str, n: int, ts: datetime, amount: float = 0.0) -> bytes:
-    event = {"event_type": "orders", "op": op, "order_id": f"k{n:03d}", "order_ts": iso_ms(ts)}
+    event: dict[str, object] = {
+        "event_type": "orders",
+        "op": op,
+        "order_id": f"k{n:03d}",
+        "order_ts": iso_ms(ts),
+    }
     if op != "d":
         event.update(customer_id=f"c{n % 5}", amount=amount, status="s")
     return json.dumps(event).encode()
@@ -42,8 +47,8 @@ STATE_2 = {
 CHANGED_IN_PHASE_2 = {f"k{n:03d}" for n in [*range(15), *range(40, 50)]}
 
 
-def table(run: Run, name: str):  # type: ignore[no-untyped-def]
-    return hudi_rs_table(run.settings, f"s3://{run.bucket}/{run.prefix}/warehouse/{name}")
+def table(run: Run, name: str):
+    return hudi_rs_table(run.settings.endpoints, f"s3://{run.bucket}/{run.prefix}/warehouse/{name}")
 
 
 def live_amounts(batches: list[pa.RecordBatch]) -> dict[str, float]:
@@ -53,12 +58,12 @@ def live_amounts(batches: list[pa.RecordBatch]) -> dict[str, float]:
     return {r["order_id"]: r["amount"] for r in rows if not r["_is_deleted"]}
 
 
-def latest_instant(hudi_table) -> str:  # type: ignore[no-untyped-def]
+def latest_instant(hudi_table) -> str:
     return hudi_table.get_timeline().get_latest_commit_timestamp()
 
 
 @pytest.fixture(scope="module")
-def two_phases(stack, tmp_path_factory) -> tuple[Run, dict[str, str]]:  # type: ignore[no-untyped-def]
+def two_phases(stack, tmp_path_factory) -> tuple[Run, dict[str, str]]:
     run = Run.new(stack.settings, Path(tmp_path_factory.mktemp("hudi_rs")))
     run.create_stream(shards=2)
     run.put(PHASE_1)
@@ -72,7 +77,7 @@ def two_phases(stack, tmp_path_factory) -> tuple[Run, dict[str, str]]:  # type: 
 
 
 @pytest.mark.parametrize("name", ["hudi_orders_cow", "hudi_orders_mor"])
-def test_snapshot_equals_expected_state(two_phases, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_snapshot_equals_expected_state(two_phases, name: str) -> None:
     run, _ = two_phases
     hudi_table = table(run, name)
     if name.endswith("_mor"):
@@ -82,14 +87,14 @@ def test_snapshot_equals_expected_state(two_phases, name: str) -> None:  # type:
 
 
 @pytest.mark.parametrize("name", ["hudi_orders_cow", "hudi_orders_mor"])
-def test_time_travel_gives_that_commits_state(two_phases, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_time_travel_gives_that_commits_state(two_phases, name: str) -> None:
     run, after_phase_1 = two_phases
     options = HudiReadOptions().with_as_of_timestamp(after_phase_1[name])
     assert live_amounts(table(run, name).read(options)) == STATE_1
 
 
 @pytest.mark.parametrize("name", ["hudi_orders_cow", "hudi_orders_mor"])
-def test_incremental_read_gives_exactly_the_changed_keys(two_phases, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_incremental_read_gives_exactly_the_changed_keys(two_phases, name: str) -> None:
     run, after_phase_1 = two_phases
     hudi_table = table(run, name)
     options = (

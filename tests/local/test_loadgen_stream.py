@@ -11,12 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from loadgen.kinesis import ensure_stream, make_client, read_stream
-from loadgen.ledger import expected_state, ledger_files, read_ledger
-from loadgen.runner import run_load
-from loadgen.verify import compare_stream
 
+from lakehouse.bootstrap import ensure_stream
 from lakehouse_tables.declarations import load_tables
+from loadgen.kinesis import make_client
+from loadgen.ledger import expected_state, ledger_files, read_ledger
+from loadgen.options import LoadOptions
+from loadgen.runner import run_load
+from tests.support.stream import compare_stream, read_stream
 
 pytestmark = pytest.mark.local
 
@@ -41,30 +43,31 @@ def test_stream_equals_ledger(stack: Any, tmp_path: Path) -> None:
         stack.kinesis_endpoint, stack.region, stack.aws_access_key, stack.aws_secret_key
     )
     stream = f"loadgen-test-{uuid.uuid4().hex[:8]}"
-    ensure_stream(client, stream, SHARDS)
+    ensure_stream(client, stream, shards=SHARDS)
     ledger_dir = tmp_path / "ledger"
     try:
-        rc = run_load(
-            stream=stream,
-            endpoint=stack.kinesis_endpoint,
+        opts = LoadOptions(
+            stream_name=stream,
+            kinesis_endpoint=stack.kinesis_endpoint,
             region=stack.region,
             workers=2,
             users=4,
             run_time="8s",
             stop_timeout=20,
             master_port=free_port(),
-            ledger_dir=ledger_dir,
+            ledger_dir=str(ledger_dir),
             event_model="mix",
-            seed=1234,
-            options={
-                "events_per_sec": 150,
-                "batch_size": 50,
-                "key_cardinality": "200",
-                "duplicate_rate": 0.02,
-                "out_of_order_rate": 0.05,
-                "late_rate": 0.05,
-                "malformed_rate": 0.02,
-            },
+            seed="1234",
+            events_per_sec=150,
+            batch_size=50,
+            key_cardinality="200",
+            duplicate_rate=0.02,
+            out_of_order_rate=0.05,
+            late_rate=0.05,
+            malformed_rate=0.02,
+        )
+        rc = run_load(
+            opts,
             env={
                 "AWS_ACCESS_KEY_ID": stack.aws_access_key,
                 "AWS_SECRET_ACCESS_KEY": stack.aws_secret_key,

@@ -71,7 +71,7 @@ def assert_sinks_hold(run: Run, s: scripted.Scenario) -> None:
 
 
 @pytest.fixture
-def run(stack, tmp_path: Path) -> Run:  # type: ignore[no-untyped-def]
+def run(stack, tmp_path: Path) -> Run:
     r = Run.new(stack.settings, tmp_path)
     r.create_stream(shards=2)
     return r

@@ -14,7 +14,7 @@ from lakehouse import stack as stack_module
 pytestmark = pytest.mark.local
 
 
-def test_all_services_report_running_with_memory(stack) -> None:  # type: ignore[no-untyped-def]
+def test_all_services_report_running_with_memory(stack) -> None:
     rows = stack_module.statuses(stack.settings)
     assert {r.name: r.state for r in rows} == {
         "minio": "running",
@@ -25,7 +25,7 @@ def test_all_services_report_running_with_memory(stack) -> None:  # type: ignore
     assert all(r.rss_mb and r.rss_mb > 10 for r in rows)
 
 
-def test_kinesis_put_and_read_back_by_shard_iterator(kinesis) -> None:  # type: ignore[no-untyped-def]
+def test_kinesis_put_and_read_back_by_shard_iterator(kinesis) -> None:
     name = f"test-{uuid.uuid4().hex[:8]}"
     kinesis.create_stream(StreamName=name, ShardCount=1)
     kinesis.get_waiter("stream_exists").wait(
@@ -45,7 +45,7 @@ def test_kinesis_put_and_read_back_by_shard_iterator(kinesis) -> None:  # type: 
     kinesis.delete_stream(StreamName=name)
 
 
-def test_default_stream_was_bootstrapped(stack, kinesis) -> None:  # type: ignore[no-untyped-def]
+def test_default_stream_was_bootstrapped(stack, kinesis) -> None:
     name = stack.settings["KINESIS_STREAM_NAME"]
     summary = kinesis.describe_stream_summary(StreamName=name)["StreamDescriptionSummary"]
     assert summary["StreamStatus"] == "ACTIVE"
@@ -53,7 +53,7 @@ def test_default_stream_was_bootstrapped(stack, kinesis) -> None:  # type: ignor
         assert summary["OpenShardCount"] == int(stack.settings["KINESIS_SHARD_COUNT"])
 
 
-def test_s3_put_list_get_with_minio_sdk(stack) -> None:  # type: ignore[no-untyped-def]
+def test_s3_put_list_get_with_minio_sdk(stack) -> None:
     host = stack.s3_endpoint.removeprefix("http://")
     client = Minio(
         host, access_key=stack.s3_access_key, secret_key=stack.s3_secret_key, secure=False
@@ -71,7 +71,7 @@ def test_s3_put_list_get_with_minio_sdk(stack) -> None:  # type: ignore[no-untyp
     client.remove_object(stack.bucket, key)
 
 
-def test_schema_created_in_metastore_is_seen_by_trino(stack) -> None:  # type: ignore[no-untyped-def]
+def test_schema_created_in_metastore_is_seen_by_trino(stack) -> None:
     cursor = trino.dbapi.connect(
         host=stack.trino_host, port=stack.trino_port, user="test", catalog="hive"
     ).cursor()

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from lakehouse.bootstrap import trino_connection
+from lakehouse.bootstrap import ensure_stream
+from lakehouse.clients import kinesis_client, s3_client, trino_connection
 from lakehouse.config import Settings
 from lakehouse.job_launcher import job_command, job_env
-from lakehouse.services import kinesis_client, s3_client
 
 
 @dataclass(frozen=True)
@@ -93,15 +93,11 @@ class Run:
         return sum('"valid"' in line for line in self.metrics.read_text().splitlines())
 
     # --- Kinesis ---
-    def kinesis(self):  # type: ignore[no-untyped-def]
-        return kinesis_client(self.settings)
+    def kinesis(self):
+        return kinesis_client(self.settings.endpoints)
 
     def create_stream(self, shards: int = 2) -> None:
-        client = self.kinesis()
-        client.create_stream(StreamName=self.stream, ShardCount=shards)
-        client.get_waiter("stream_exists").wait(
-            StreamName=self.stream, WaiterConfig={"Delay": 0.2, "MaxAttempts": 150}
-        )
+        ensure_stream(self.kinesis(), self.stream, shards=shards)
 
     def put(self, records: list[bytes], start: int = 0) -> None:
         client = self.kinesis()
@@ -118,13 +114,13 @@ class Run:
 
     # --- Trino ---
     def query(self, sql: str, catalog: str = "hudi") -> list[list]:
-        cursor = trino_connection(self.settings, catalog, self.database).cursor()
+        cursor = trino_connection(self.settings.endpoints, catalog, self.database).cursor()
         cursor.execute(sql)
         return cursor.fetchall()
 
     # --- S3 ---
-    def s3(self):  # type: ignore[no-untyped-def]
-        return s3_client(self.settings)
+    def s3(self):
+        return s3_client(self.settings.endpoints)
 
     def raw_json_lines(self, table: str) -> list[str]:
         s3, lines = self.s3(), []
@@ -147,7 +143,7 @@ def iso_ms(value: datetime) -> str:
     return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
 
 
-def wait_for(predicate, timeout_s: float, what: str) -> None:  # type: ignore[no-untyped-def]
+def wait_for(predicate, timeout_s: float, what: str) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if predicate():

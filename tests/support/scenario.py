@@ -29,7 +29,12 @@ class Scenario:
 
 
 def _order(op: str, order_id: str, ts: datetime, **fields: object) -> dict:
-    event = {"event_type": "orders", "op": op, "order_id": order_id, "order_ts": iso(ts)}
+    event: dict[str, object] = {
+        "event_type": "orders",
+        "op": op,
+        "order_id": order_id,
+        "order_ts": iso(ts),
+    }
     event.update(fields)
     return event
 

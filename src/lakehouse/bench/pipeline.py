@@ -27,10 +27,10 @@ from typing import Any
 import yaml
 
 from lakehouse.bench import procstats
-from lakehouse.bootstrap import ensure_stream, trino_connection
+from lakehouse.bootstrap import ensure_stream
+from lakehouse.clients import hudi_rs_table, kinesis_client, trino_connection
 from lakehouse.config import Settings
 from lakehouse.job_launcher import job_command, job_env
-from lakehouse.services import hudi_rs_table, kinesis_client
 from lakehouse_tables.declarations import TABLES_YAML
 
 # Command-line patterns of the Kinesis engines' processes.
@@ -151,7 +151,7 @@ class Probe(threading.Thread):
 
 
 def trino_newest(settings: Settings, database: str, table: str) -> Callable[[], float | None]:
-    cursor = trino_connection(settings, "hudi", database).cursor()
+    cursor = trino_connection(settings.endpoints, "hudi", database).cursor()
 
     def newest() -> float | None:
         cursor.execute(f"SELECT max(order_ts) FROM {table}")
@@ -166,7 +166,7 @@ def hudi_rs_newest(settings: Settings, base_uri: str) -> Callable[[], float | No
     import pyarrow.compute as pc
 
     def newest() -> float | None:
-        table = hudi_rs_table(settings, base_uri)
+        table = hudi_rs_table(settings.endpoints, base_uri)
         values = [pc.max(batch.column("order_ts")).as_py() for batch in table.read()]
         values = [v for v in values if v is not None]
         return max(values).replace(tzinfo=UTC).timestamp() if values else None
@@ -209,8 +209,8 @@ def run_pipeline(settings: Settings, opts: PipelineOptions, say: Callable[[str],
     stream, database = f"bench-{tag}", f"bench_{tag}"
     bucket = settings["LAKEHOUSE_BUCKET"]
     warehouse = f"s3a://{bucket}/bench/{tag}/warehouse"
-    ensure_stream(settings, stream, mode="PROVISIONED", shards=opts.shards)
-    kinesis = kinesis_client(settings)
+    kinesis = kinesis_client(settings.endpoints)
+    ensure_stream(kinesis, stream, shards=opts.shards)
     workdir = opts.workdir / f"{opts.profile}-{opts.rate}"
     workdir.mkdir(parents=True, exist_ok=True)
     metrics = workdir / "batches.jsonl"

@@ -67,5 +67,18 @@ def by_command(patterns: dict[str, str]) -> dict[str, Sample]:
     return {name: Sample(cpu, rss) for name, (cpu, rss) in totals.items()}
 
 
+def process(pid: int) -> Sample:
+    """One process (zero if it has ended)."""
+    try:
+        return _sample(_stat_fields(Path(f"/proc/{pid}/stat")))
+    except OSError:
+        return Sample(0.0, 0.0)
+
+
+def children(ppid: int) -> list[int]:
+    """The pids whose parent is `ppid`."""
+    return [pid for pid, _, _, fields in _processes() if int(fields[1]) == ppid]
+
+
 def self_sample() -> Sample:
     return _sample(_stat_fields(Path("/proc/self/stat")))

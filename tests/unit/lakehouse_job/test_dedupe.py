@@ -6,11 +6,11 @@ import json
 from typing import Any
 
 import pytest
+from pyspark.sql import DataFrame, SparkSession
+
 from lakehouse_job.dedupe import dedupe
 from lakehouse_job.parse import split_batch
 from lakehouse_job.spark_schema import KINESIS_SCHEMA
-from pyspark.sql import DataFrame, SparkSession
-
 from lakehouse_tables.declarations import TABLES_YAML, load_tables
 
 pytestmark = pytest.mark.unit

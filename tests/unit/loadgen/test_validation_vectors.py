@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from loadgen.ledger import VALID, classify
 
 from lakehouse_tables.declarations import Tables
+from loadgen.ledger import VALID, classify
 from tests.vectors import load_vectors, vector_specs
 
 pytestmark = pytest.mark.unit

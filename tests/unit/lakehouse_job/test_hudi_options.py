@@ -3,6 +3,7 @@
 from dataclasses import replace
 
 import pytest
+
 from lakehouse_job.hudi_options import (
     SinkSettings,
     hudi_options,
@@ -10,7 +11,6 @@ from lakehouse_job.hudi_options import (
     quarantine_options,
     table_path,
 )
-
 from lakehouse_tables.declarations import load_tables
 
 pytestmark = pytest.mark.unit

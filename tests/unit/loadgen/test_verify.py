@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from loadgen.ledger import expected_state
-from loadgen.timefmt import parse_iso_ms
-from loadgen.verify import column_types, compare_stream, diff_rows, verify_tables
 
 from lakehouse_tables.declarations import Tables, compared_columns, load_tables
+from loadgen.ledger import expected_state
+from loadgen.timefmt import parse_iso_ms
+from loadgen.verify import column_types, diff_rows, verify_tables
+from tests.support.stream import compare_stream
 
 pytestmark = pytest.mark.unit
 

@@ -14,12 +14,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from lakehouse_job.parse import split_batch
-from lakehouse_job.spark_schema import KINESIS_SCHEMA, QUARANTINE_SCHEMA, valid_row_type
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import TimestampType
 
+from lakehouse_job.parse import split_batch
+from lakehouse_job.spark_schema import KINESIS_SCHEMA, QUARANTINE_SCHEMA, valid_row_type
 from lakehouse_tables import columns
 from lakehouse_tables.declarations import TABLES_YAML, TableSpec, load_tables, parse_tables
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from pyspark.sql import SparkSession
+
 from lakehouse_job import envelope
 from lakehouse_job.parse import REASON, classify
 from lakehouse_job.spark_schema import KINESIS_SCHEMA
 from lakehouse_tables import rules
-from pyspark.sql import SparkSession
-
 from tests.vectors import load_vectors, vector_specs
 
 pytestmark = pytest.mark.unit

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
+
 from loadgen.kinesis import (
     CallReport,
     FailedRecords,

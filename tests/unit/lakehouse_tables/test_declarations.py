@@ -1,4 +1,4 @@
-"""tables.yaml loading and validation (lakehouse_job.tables, lakehouse_job.spark_schema)."""
+"""lakehouse_tables.declarations: tables.yaml loading and validation."""
 
 from __future__ import annotations
 
@@ -8,15 +8,6 @@ from typing import Any
 
 import pytest
 import yaml
-from lakehouse_job.spark_schema import struct_type, valid_row_type
-from pyspark.sql.types import (
-    BooleanType,
-    DoubleType,
-    StringType,
-    StructField,
-    StructType,
-    TimestampType,
-)
 
 from lakehouse_tables.declarations import TABLES_YAML, TablesConfigError, load_tables, parse_tables
 
@@ -96,29 +87,6 @@ def test_entries_override_defaults() -> None:
     assert specs["orders"].table_types == ("MERGE_ON_READ",)
     assert specs["orders"].max_record_bytes == 1024
     assert specs["ticker"].max_record_bytes == 65536
-
-
-def test_spark_types_follow_declaration_order() -> None:
-    orders = load_tables(TABLES_YAML)["orders"]
-
-    assert struct_type(orders) == StructType(
-        [
-            StructField("order_id", StringType()),
-            StructField("customer_id", StringType()),
-            StructField("amount", DoubleType()),
-            StructField("status", StringType()),
-            StructField("order_ts", TimestampType()),
-        ]
-    )
-    assert valid_row_type(orders).fieldNames()[5:] == [
-        "partition_date",
-        "_op",
-        "_is_deleted",
-        "_ingest_shard",
-        "_ingest_seq",
-        "_arrival_ts",
-    ]
-    assert valid_row_type(orders)["_is_deleted"].dataType == BooleanType()
 
 
 Mutation = Callable[[dict[str, Any]], None]

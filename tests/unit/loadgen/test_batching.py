@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+
 from loadgen.batching import BatchLimits, MiB, record_size, split_batches
 
 pytestmark = pytest.mark.unit

@@ -1,6 +1,7 @@
 """When a commit also updates the metastore (job.MetastoreSync)."""
 
 import pytest
+
 from lakehouse_job.job import MetastoreSync
 
 pytestmark = pytest.mark.unit

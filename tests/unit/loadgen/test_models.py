@@ -9,6 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+
+from lakehouse_tables.declarations import Tables, load_tables
 from loadgen.ledger import VALID, classify
 from loadgen.models import (
     MALFORMED_KINDS,
@@ -19,8 +21,6 @@ from loadgen.models import (
     parse_mix,
 )
 from loadgen.timefmt import DAY_MS, date_of_ms, parse_iso_ms
-
-from lakehouse_tables.declarations import Tables, load_tables
 
 pytestmark = pytest.mark.unit
 
@@ -43,7 +43,7 @@ def ticking_clock(start: int = T0, step: int = 1) -> Callable[[], int]:
 
 
 def gen(tables: Tables, clock: Callable[[], int] | None = None, **kw: Any) -> EventGenerator:
-    cfg = GenConfig(**{"seed": 42, "key_prefix": "t-", **kw})  # type: ignore[arg-type]
+    cfg = GenConfig(**{"seed": 42, "key_prefix": "t-", **kw})
     return EventGenerator(tables, cfg, clock=clock or ticking_clock())
 
 

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from lakehouse_tables.declarations import Tables, load_tables
 from loadgen.kinesis import PutResult
 from loadgen.ledger import LedgerWriter, classify, expected_state, read_ledger
 from loadgen.models import Record
 from loadgen.timefmt import parse_iso_ms
-
-from lakehouse_tables.declarations import Tables, load_tables
 
 pytestmark = pytest.mark.unit
 

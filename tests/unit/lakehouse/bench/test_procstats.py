@@ -1,0 +1,22 @@
+"""lakehouse.bench.procstats: CPU and memory from /proc."""
+
+import os
+
+import pytest
+
+from lakehouse.bench import procstats
+
+pytestmark = pytest.mark.unit
+
+
+def test_process_group_cpu_includes_this_process() -> None:
+    spent = procstats.self_sample().cpu_s
+    sum(range(2_000_000))
+    assert procstats.self_sample().cpu_s >= spent
+    assert procstats.group(os.getpgrp()).rss_mib > 0
+
+
+def test_a_process_and_its_children_are_found() -> None:
+    assert procstats.process(os.getpid()).rss_mib > 0
+    assert procstats.process(2**22 + 7).cpu_s == 0.0  # no such process
+    assert os.getpid() in procstats.children(os.getppid())

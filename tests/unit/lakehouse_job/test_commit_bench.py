@@ -1,0 +1,26 @@
+"""lakehouse_job.commit_bench: lever variants and per-commit medians."""
+
+import pytest
+
+from lakehouse_job.commit_bench import Variant, medians
+
+pytestmark = pytest.mark.unit
+
+
+def test_commit_bench_variants_change_one_lever() -> None:
+    v = Variant.parse("gzip:fast:hoodie.parquet.compression.codec=gzip,sync.every.commit=true")
+    assert (v.label, v.profile) == ("gzip", "fast")
+    assert v.options["hoodie.parquet.compression.codec"] == "gzip"
+    assert v.sync_every_commit
+    assert Variant.parse("baseline").sync_every_commit
+    assert not Variant.parse("fast").sync_every_commit
+    with pytest.raises(SystemExit):
+        Variant.parse("x:turbo:")
+
+
+def test_commit_medians_leave_out_each_tables_first_commit() -> None:
+    row = {"profile": "fast", "table_type": "COPY_ON_WRITE", "keys": 10}
+    results = [row | {"commit": 0, "seconds": 9.0}] + [
+        row | {"commit": i, "seconds": float(i)} for i in (1, 2, 3)
+    ]
+    assert medians(results, "seconds") == {"fast/COPY_ON_WRITE/10": 2.0}
