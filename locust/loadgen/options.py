@@ -80,11 +80,16 @@ class LoadOptions:
         return LoadOptions(**{**values, **changes})
 
     def user_args(self) -> list[str]:
-        """The Locust user's options as command-line flags, e.g. ['--stream-name', 'events']."""
+        """The Locust user's options as command-line flags, e.g. ['--stream-name', 'events'].
+
+        Empty values are left out (Locust applies the same defaults), and so are the AWS
+        keys, which would show in the process list: pass them in the environment
+        (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)."""
         args: list[str] = []
         for f in fields(self):
-            if f.metadata["user"]:
-                args += [flag(f.name), str(getattr(self, f.name))]
+            value = getattr(self, f.name)
+            if f.metadata["user"] and value != "" and not f.name.startswith("aws_"):
+                args += [flag(f.name), str(value)]
         return args
 
 

@@ -30,7 +30,11 @@ from typing import IO, Any
 from loadgen import options as load_options
 from loadgen.options import LoadOptions
 
-LOCUSTFILE = Path(__file__).resolve().parents[1] / "locustfile.py"
+# locust/locustfile.py beside this package; an installed package (the Locust image) is
+# told where the file is.
+LOCUSTFILE = Path(
+    os.environ.get("LOADGEN_LOCUSTFILE", Path(__file__).resolve().parents[1] / "locustfile.py")
+)
 
 
 def build_command(opts: LoadOptions, locustfile: str | Path = LOCUSTFILE) -> list[str]:
@@ -62,10 +66,6 @@ def run_load(
 ) -> int:
     """Run the load; Locust's output goes to log_dir/locust.log (else to this terminal)."""
     penv = {**os.environ, **(env or {})}
-    # the loadgen package is importable from the locustfile's folder too
-    penv["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(Path(locustfile).resolve().parent), penv.get("PYTHONPATH")) if p
-    )
     log: IO[bytes] | None = None
     if log_dir is not None:
         Path(log_dir).mkdir(parents=True, exist_ok=True)
@@ -93,11 +93,13 @@ def run_load(
 
 
 def stop(process: subprocess.Popen[Any], grace_s: float) -> None:
-    """SIGINT to Locust's process group (it finishes in-flight batches and writes the
-    ledgers), then SIGKILL what is left after `grace_s`."""
+    """SIGTERM to Locust's master, which tells its workers to quit (they finish their
+    in-flight batches and write their ledgers), then SIGKILL to the whole process group
+    after `grace_s`. Not SIGINT: a process started in the background inherits SIGINT as
+    ignored, and Python then never raises KeyboardInterrupt."""
     if process.poll() is not None:
         return
-    os.killpg(process.pid, signal.SIGINT)
+    process.send_signal(signal.SIGTERM)
     try:
         process.wait(timeout=grace_s)
     except subprocess.TimeoutExpired:

@@ -18,7 +18,7 @@ case "$role" in
     exec "$SPARK_HOME/bin/spark-class" org.apache.spark.deploy.worker.Worker \
       --webui-port 8081 "$@" "$SPARK_MASTER_URL" ;;
   job)
-    python /opt/lakehouse/bin/bootstrap.py
+    python -m lakehouse.bootstrap
     jars=(/opt/lakehouse/jars/hudi-*.jar /opt/lakehouse/jars/hadoop-aws-*.jar
           /opt/lakehouse/jars/aws-java-sdk-bundle-*.jar /opt/lakehouse/jars/lakehouse-kinesis-source.jar)
     # As local mode (src/lakehouse/job_launcher.py): python is the driver's parent

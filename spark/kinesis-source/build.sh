@@ -5,7 +5,7 @@
 # Usage: spark/kinesis-source/build.sh OUTPUT_JAR
 # Env:   PYSPARK_JARS  folder of pyspark's jars (default: the repo's .venv pyspark/jars)
 #        AWS_BUNDLE    path to aws-java-sdk-bundle-<AWS_SDK_BUNDLE_VERSION>.jar
-#                      (default: /root/.cache/lakehouse/jars/aws-java-sdk-bundle-<version>.jar)
+#                      (default: $LAKEHOUSE_CACHE/jars/, else ~/.cache/lakehouse/jars/aws-java-sdk-bundle-<version>.jar)
 #        JAVA_HOME     a JDK 17+ (default: javac on PATH)
 set -euo pipefail
 
@@ -16,12 +16,13 @@ source "$repo/versions.env"
 
 out="${1:-}"
 if [[ -z "$out" ]]; then
-  echo "usage: $0 OUTPUT_JAR   (e.g. /root/.cache/lakehouse/build/lakehouse-kinesis-source.jar)" >&2
+  echo "usage: $0 OUTPUT_JAR   (e.g. ~/.cache/lakehouse/build/lakehouse-kinesis-source.jar)" >&2
   exit 2
 fi
 
-PYSPARK_JARS="${PYSPARK_JARS:-$repo/.venv/lib/python3.11/site-packages/pyspark/jars}"
-AWS_BUNDLE="${AWS_BUNDLE:-/root/.cache/lakehouse/jars/aws-java-sdk-bundle-${AWS_SDK_BUNDLE_VERSION}.jar}"
+cache="${LAKEHOUSE_CACHE:-$HOME/.cache/lakehouse}"
+PYSPARK_JARS="${PYSPARK_JARS:-$("$repo/.venv/bin/python" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))' 2>/dev/null)/jars}"
+AWS_BUNDLE="${AWS_BUNDLE:-$cache/jars/aws-java-sdk-bundle-${AWS_SDK_BUNDLE_VERSION}.jar}"
 javac_bin="${JAVA_HOME:+$JAVA_HOME/bin/}javac"
 jar_bin="${JAVA_HOME:+$JAVA_HOME/bin/}jar"
 

@@ -5,7 +5,7 @@
 # Usage: spark/kinesis-source/test.sh
 # Env:   PYSPARK_JARS, AWS_BUNDLE, JAVA_HOME  as for build.sh
 #        JUNIT_CONSOLE  path to junit-platform-console-standalone-<JUNIT_CONSOLE_VERSION>.jar
-#                       (default: /root/.cache/lakehouse/jars/junit-platform-console-standalone-<version>.jar)
+#                       (default: $LAKEHOUSE_CACHE/jars/, else ~/.cache/lakehouse/jars/junit-platform-console-standalone-<version>.jar)
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -13,9 +13,10 @@ repo="$(cd "$here/../.." && pwd)"
 # shellcheck source=/dev/null
 source "$repo/versions.env"
 
-PYSPARK_JARS="${PYSPARK_JARS:-$repo/.venv/lib/python3.11/site-packages/pyspark/jars}"
-AWS_BUNDLE="${AWS_BUNDLE:-/root/.cache/lakehouse/jars/aws-java-sdk-bundle-${AWS_SDK_BUNDLE_VERSION}.jar}"
-JUNIT_CONSOLE="${JUNIT_CONSOLE:-/root/.cache/lakehouse/jars/junit-platform-console-standalone-${JUNIT_CONSOLE_VERSION}.jar}"
+cache="${LAKEHOUSE_CACHE:-$HOME/.cache/lakehouse}"
+PYSPARK_JARS="${PYSPARK_JARS:-$("$repo/.venv/bin/python" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))' 2>/dev/null)/jars}"
+AWS_BUNDLE="${AWS_BUNDLE:-$cache/jars/aws-java-sdk-bundle-${AWS_SDK_BUNDLE_VERSION}.jar}"
+JUNIT_CONSOLE="${JUNIT_CONSOLE:-$cache/jars/junit-platform-console-standalone-${JUNIT_CONSOLE_VERSION}.jar}"
 javac_bin="${JAVA_HOME:+$JAVA_HOME/bin/}javac"
 java_bin="${JAVA_HOME:+$JAVA_HOME/bin/}java"
 

@@ -33,8 +33,6 @@ class CompactionRunner:
         self.spark = spark
         self.tables = tables
         self.interval_s = interval_s
-        self.runs = 0
-        self.failures = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="hudi-compaction", daemon=True)
 
@@ -73,7 +71,5 @@ class CompactionRunner:
     def _compact(self, path: str, options: Mapping[str, str]) -> None:
         try:
             self._call("run", path, options)
-            self.runs += 1
         except Exception as exc:  # keep ingesting; the next round retries the plan
-            self.failures += 1
             log.warning("compaction of %s failed (will retry): %s", path, exc)

@@ -240,6 +240,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, InstallError, ServiceError, BootstrapError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM where a command turns it into one
+        return 130
 
 
 if __name__ == "__main__":

@@ -58,12 +58,12 @@ def down(settings: Settings, progress: Progress = print) -> list[str]:
     return stopped
 
 
-def statuses(settings: Settings, include_job: bool = False) -> list[ServiceStatus]:
-    """The services' states; the job's too when asked or when it is running."""
+def statuses(settings: Settings) -> list[ServiceStatus]:
+    """The services' states, and the job's while it runs."""
     supervisor = supervisor_for(settings)
     rows = [supervisor.status(name) for name in service_names()]
     job = supervisor.status(JOB)
-    if include_job or job.state != "stopped":
+    if job.state != "stopped":
         rows.append(job)
     return rows
 

@@ -321,15 +321,27 @@ def _kinesis_source_jar() -> Path | None:
     return jar if jar.exists() and jar.stat().st_mtime >= newest else None
 
 
+def _stage_project(ctx: Path) -> None:
+    """The project's Python package sources and its lock file, which the image installs."""
+    project = ctx / "project"
+    for name in ("pyproject.toml", "requirements.lock"):
+        _place(REPO / name, project / name)
+    for package in (
+        "src/lakehouse",
+        "src/lakehouse_tables",
+        "spark/lakehouse_job",
+        "locust/loadgen",
+    ):
+        _copy_tree(REPO / package, project / package)
+    _place(REPO / "locust" / "locustfile.py", project / "locust" / "locustfile.py")
+
+
 def stage_spark(ctx: Path, s: dict[str, str]) -> None:
     _ca(ctx)
-    for name in ("entrypoint.sh", "bootstrap.py"):
-        shutil.copy2(REPO / "services" / "spark" / name, ctx / name)
+    shutil.copy2(REPO / "services" / "spark" / "entrypoint.sh", ctx / "entrypoint.sh")
     shutil.copy2(REPO / "versions.env", ctx / "versions.env")
-    (ctx / "spark").mkdir()
-    _copy_tree(REPO / "spark" / "lakehouse_job", ctx / "spark" / "lakehouse_job")
+    _stage_project(ctx)
     _copy_tree(REPO / "spark" / "kinesis-source", ctx / "spark" / "kinesis-source")
-    shutil.copy2(REPO / "spark" / "tables.yaml", ctx / "spark" / "tables.yaml")
     jars = ctx / "jars"
     jars.mkdir()
     scala = s["SCALA_BINARY_VERSION"]
@@ -352,12 +364,7 @@ def stage_metastore(ctx: Path, s: dict[str, str]) -> None:
 
 def stage_locust(ctx: Path, s: dict[str, str]) -> None:
     _ca(ctx)
-    (ctx / "locust").mkdir()
-    shutil.copy2(REPO / "locust" / "locustfile.py", ctx / "locust" / "locustfile.py")
-    _copy_tree(REPO / "locust" / "loadgen", ctx / "locust" / "loadgen")
-    (ctx / "spark").mkdir()
-    _copy_tree(REPO / "spark" / "lakehouse_job", ctx / "spark" / "lakehouse_job")
-    shutil.copy2(REPO / "spark" / "tables.yaml", ctx / "spark" / "tables.yaml")
+    _stage_project(ctx)
 
 
 def images(s: dict[str, str]) -> list[Image]:
