@@ -118,5 +118,4 @@ logs:
 
 # Brings the stack up with testcontainers (ports 1xxxx), load, verify, tear down.
 integration-test: $(STAMP)
-	$(PY) -c "import testcontainers" 2>/dev/null || $(PY) -m pip install --quiet "testcontainers>=4.8"
 	$(PYTEST) -m containers -q -p no:cacheprovider tests/containers

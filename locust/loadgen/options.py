@@ -128,7 +128,9 @@ def add_arguments(
             continue
         default = defaults.get(f.name, f.default)
         if f.type in (bool, "bool"):
-            parser.add_argument(flag(f.name), action="store_true", help=f.metadata["help"])
+            parser.add_argument(
+                flag(f.name), action="store_true", default=default, help=f.metadata["help"]
+            )
         else:
             shown = f" (default: {default})" if default != "" else ""
             parser.add_argument(

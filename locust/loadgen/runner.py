@@ -17,6 +17,7 @@ Locust's exit code (non-zero if any request failed).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import subprocess
@@ -66,6 +67,11 @@ def run_load(
 ) -> int:
     """Run the load; Locust's output goes to log_dir/locust.log (else to this terminal)."""
     penv = {**os.environ, **(env or {})}
+    # The AWS keys go to Locust through the environment, not its command line.
+    if opts.aws_access_key_id:
+        penv["AWS_ACCESS_KEY_ID"] = opts.aws_access_key_id
+    if opts.aws_secret_access_key:
+        penv["AWS_SECRET_ACCESS_KEY"] = opts.aws_secret_access_key
     log: IO[bytes] | None = None
     if log_dir is not None:
         Path(log_dir).mkdir(parents=True, exist_ok=True)
@@ -97,14 +103,14 @@ def stop(process: subprocess.Popen[Any], grace_s: float) -> None:
     in-flight batches and write their ledgers), then SIGKILL to the whole process group
     after `grace_s`. Not SIGINT: a process started in the background inherits SIGINT as
     ignored, and Python then never raises KeyboardInterrupt."""
-    if process.poll() is not None:
-        return
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=grace_s)
-    except subprocess.TimeoutExpired:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=grace_s)
+    # Whatever of the group is left: a hung master, or workers a dead master left behind.
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+    process.wait()
 
 
 def _raise_interrupt(signum: int, _frame: FrameType | None) -> None:

@@ -67,7 +67,8 @@ def kinesis_client(
         connect_timeout=5,
         read_timeout=read_timeout,
     )
-    if endpoints.kinesis and endpoints.kinesis_engine == LOCALSTACK and not access_key:
+    local_http = (endpoints.kinesis or "").startswith("http://")
+    if local_http and endpoints.kinesis_engine == LOCALSTACK and not access_key:
         from localstack_client.session import Session
 
         host = urlparse(endpoints.kinesis).netloc

@@ -9,7 +9,13 @@ from concurrent.futures import ThreadPoolExecutor
 from lakehouse import bootstrap, installers
 from lakehouse.config import Settings
 from lakehouse.services import SERVICE_BUILDERS, service_names
-from lakehouse.supervisor import ServiceSpec, ServiceStatus, Supervisor, port_is_open
+from lakehouse.supervisor import (
+    ServiceError,
+    ServiceSpec,
+    ServiceStatus,
+    Supervisor,
+    port_is_open,
+)
 
 Progress = Callable[[str], None]
 JOB = "job"  # the streaming job, when started in the background by `run --background` or `demo`
@@ -39,7 +45,9 @@ def up(settings: Settings, progress: Progress = print) -> float:
     if errors:
         for spec in specs:
             supervisor.stop(spec.name)
-        raise errors[0]  # type: ignore[misc]
+        if len(errors) == 1:
+            raise errors[0]  # type: ignore[misc]
+        raise ServiceError("\n\n".join(str(error) for error in errors))
     progress("Bootstrapping")
     bootstrap.bootstrap(settings.service_env(), progress)
     return time.monotonic() - started

@@ -69,10 +69,27 @@ def _process_start_ticks(pid: int) -> int | None:
     except OSError:
         return None
     fields = stat.rsplit(")", 1)[1].split()
-    if fields[0] == "Z":  # a zombie has exited; it only waits to be reaped
-        return None
+    if fields[0] == "Z" and not _threads_alive(pid):
+        return None  # it has exited and only waits to be reaped
     # Field 22 (starttime) counted after the ")" that closes the command name.
     return int(fields[19])
+
+
+def _threads_alive(pid: int) -> bool:
+    """A process whose main thread has exited can still run (and hold its ports) in its
+    other threads, as a JVM does while it shuts down."""
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return False
+    for task in tasks:
+        try:
+            state = (task / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            return True
+    return False
 
 
 def rss_mb_of_tree(pid: int) -> float:

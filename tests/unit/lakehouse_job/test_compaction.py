@@ -1,0 +1,129 @@
+"""The compaction thread, against a fake Spark session (lakehouse_job.compaction)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any, cast
+
+import pytest
+from pyspark.sql import SparkSession
+
+from lakehouse_job.compaction import CompactionRunner
+from lakehouse_job.hudi_options import SHARED_WITH_COMPACTOR
+
+pytestmark = pytest.mark.unit
+
+TABLES = {
+    "s3a://b/w/orders_mor": {"a": "1", "b": "2"},
+    "s3a://b/w/ticks_mor": {"c": "3"},
+}
+
+
+class FakeConf:
+    def __init__(self) -> None:
+        self.values: dict[str, str] = {}
+
+    def set(self, key: str, value: str) -> None:
+        self.values[key] = value
+
+
+class FakeResult:
+    def collect(self) -> list[Any]:
+        return []
+
+
+class FakeSpark:
+    """Records conf.set and sql(); a statement naming `fail_path` raises."""
+
+    def __init__(self, fail_path: str | None = None) -> None:
+        self.conf = FakeConf()
+        self.statements: list[str] = []
+        self.fail_path = fail_path
+        self.called = threading.Event()
+
+    def sql(self, text: str) -> FakeResult:
+        self.statements.append(text)
+        self.called.set()
+        if self.fail_path and self.fail_path in text:
+            raise RuntimeError("lock held by the writer")
+        return FakeResult()
+
+
+def runner(fake: FakeSpark, interval_s: float = 3600.0) -> CompactionRunner:
+    return CompactionRunner(cast(SparkSession, fake), lambda: TABLES, interval_s)
+
+
+@pytest.fixture
+def started() -> Iterator[list[CompactionRunner]]:
+    """Runners a test started; stopped at the end whatever happens."""
+    runners: list[CompactionRunner] = []
+    yield runners
+    for r in runners:
+        r.stop(timeout_s=5)
+
+
+def wait_for(condition: Any, timeout_s: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_start_sets_the_options_shared_with_the_writer(started: list[CompactionRunner]) -> None:
+    fake = FakeSpark()
+    started.append(runner(fake).start())
+    assert fake.conf.values == SHARED_WITH_COMPACTOR
+
+
+def test_compact_now_runs_each_table_with_its_options() -> None:
+    fake = FakeSpark()
+    runner(fake).compact_now()
+    assert fake.statements == [
+        "CALL run_compaction(op => 'run', path => 's3a://b/w/orders_mor', options => 'a=1,b=2')",
+        "CALL run_compaction(op => 'run', path => 's3a://b/w/ticks_mor', options => 'c=3')",
+    ]
+
+
+def test_a_failed_compaction_is_logged_and_the_thread_keeps_going(
+    started: list[CompactionRunner], caplog: pytest.LogCaptureFixture
+) -> None:
+    fake = FakeSpark(fail_path="orders_mor")
+    r = runner(fake, interval_s=0.01)
+    started.append(r.start())
+    # Two rounds: the failing table and the next one, twice.
+    wait_for(lambda: len(fake.statements) >= 4)
+    assert r._thread.is_alive()
+    assert "ticks_mor" in fake.statements[1] and "orders_mor" in fake.statements[2]
+    assert "compaction of s3a://b/w/orders_mor failed" in caplog.text
+
+
+def test_compact_fully_schedules_and_executes_every_table() -> None:
+    fake = FakeSpark()
+    runner(fake).compact_fully()
+    assert fake.conf.values == {"hoodie.compact.inline.max.delta.commits": "1"}
+    assert [s.split(",")[0] for s in fake.statements] == [
+        "CALL run_compaction(op => 'scheduleAndExecute'"
+    ] * 2
+    assert "path => 's3a://b/w/ticks_mor', options => 'c=3'" in fake.statements[1]
+
+
+def test_stop_joins_the_thread() -> None:
+    fake = FakeSpark()
+    r = runner(fake, interval_s=0.01).start()
+    assert fake.called.wait(5)
+    r.stop(timeout_s=5)
+    assert not r._thread.is_alive()
+    # Nothing runs after stop.
+    count = len(fake.statements)
+    time.sleep(0.05)
+    assert len(fake.statements) == count
+
+
+def test_stop_does_not_wait_for_the_interval() -> None:
+    r = runner(FakeSpark(), interval_s=3600).start()
+    begun = time.monotonic()
+    r.stop(timeout_s=5)
+    assert time.monotonic() - begun < 1
+    assert not r._thread.is_alive()
