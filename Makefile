@@ -11,11 +11,12 @@ PYTEST      := $(VENV)/bin/pytest
 STAMP       := $(VENV)/.installed-$(PYSPARK_VERSION)
 
 .PHONY: help setup demo test unit-test local-test java-test lint \
-        local-up local-down local-status run load verify clean-state bench lock
+        local-up local-down local-status run load verify clean-state bench lock fault-test
 
 help:
 	@echo "make demo        set up (first run downloads ~2 GB) and run the pipeline end to end"
-	@echo "make test        set up and run every test (unit, Java, local end-to-end)"
+	@echo "make test        set up and run every test (unit, Java, local end-to-end, faults)"
+	@echo "make fault-test  fault injection against the local stack (marker faults)"
 	@echo "make local-up | local-down | local-status   the service stack as host processes"
 	@echo "make run | load | verify                    the streaming job, the load generator, the ledger check"
 	@echo "make bench       benchmark the job (needs the stack: KINESIS_ENGINE=kinesalite make local-up);"
@@ -52,7 +53,7 @@ setup: $(STAMP)
 demo: setup
 	$(LAKEHOUSE) demo
 
-test: setup lint unit-test java-test local-test
+test: setup lint unit-test java-test local-test fault-test
 
 unit-test: $(STAMP)
 	$(PYTEST) -m unit -q
@@ -62,6 +63,10 @@ java-test: setup
 
 local-test: setup
 	$(PYTEST) -m local -q
+
+# Fault injection against the local stack (signals, loopback-only listeners, ...).
+fault-test: setup
+	$(PYTEST) -m faults -q
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

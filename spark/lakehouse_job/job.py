@@ -279,6 +279,22 @@ class BatchWriter:
                 out.write(line + "\n")
 
 
+def existing_mor_tables(
+    spark: SparkSession, specs: Mapping[str, TableSpec], sink: SinkSettings
+) -> dict[str, dict[str, str]]:
+    """Declared Merge-on-Read tables already on storage: path -> merge options."""
+    jvm, hadoop_conf = spark.sparkContext._jvm, spark.sparkContext._jsc.hadoopConfiguration()
+    assert jvm is not None  # a live session has its gateway
+    found = {}
+    for spec in specs.values():
+        if "MERGE_ON_READ" in spec.table_types:
+            path = table_path(sink, spec, "MERGE_ON_READ")
+            timeline = jvm.org.apache.hadoop.fs.Path(f"{path}/.hoodie")
+            if timeline.getFileSystem(hadoop_conf).exists(timeline):
+                found[path] = merge_options(spec)
+    return found
+
+
 def kinesis_stream(spark: SparkSession, args: argparse.Namespace) -> DataFrame:
     reader = (
         spark.readStream.format("kinesis")
@@ -323,10 +339,18 @@ def run(args: argparse.Namespace) -> int:
         hive_sync=bool(args.metastore_uri),
         profile=args.profile,
     )
+    # The JVM that build_session starts inherits SIGTERM as ignored, so a SIGTERM to the
+    # whole process group (the supervisor, docker stop) reaches only this driver, which
+    # then stops between micro-batches instead of the JVM dying in the middle of one.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     spark = build_session(args)
+    stop = GracefulStop()
     if args.writer == "hudi-streaming-sink":
-        return _run_hudi_streaming_sink(spark, args, specs, sink)
+        return _run_hudi_streaming_sink(spark, args, specs, sink, stop)
     writer = BatchWriter(specs, sink, args.metrics_file, args.parallel_writes)
+    # Tables an earlier run wrote are compacted from the start: a plan it left, or the final
+    # compaction, must not wait for this run to bring new rows to the table.
+    writer.mor_tables.update(existing_mor_tables(spark, specs, sink))
     compactor = CompactionRunner(spark, lambda: writer.mor_tables, args.compaction_interval).start()
     stream_writer = (
         kinesis_stream(spark, args)
@@ -338,7 +362,6 @@ def run(args: argparse.Namespace) -> int:
         stream_writer = stream_writer.trigger(availableNow=True)
     else:
         stream_writer = stream_writer.trigger(processingTime=f"{args.trigger_seconds} seconds")
-    stop = GracefulStop()
     if args.metrics_file:
         spark.streams.addListener(ProgressLog(args.metrics_file))
     query = stream_writer.start()
@@ -365,10 +388,10 @@ def _run_hudi_streaming_sink(
     args: argparse.Namespace,
     specs: Mapping[str, TableSpec],
     sink: SinkSettings,
+    stop: GracefulStop,
 ) -> int:
     from lakehouse_job import hudi_streaming_sink
 
-    stop = GracefulStop()
     queries = hudi_streaming_sink.run(
         spark,
         kinesis_stream(spark, args),

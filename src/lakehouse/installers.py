@@ -258,6 +258,27 @@ def ensure_kinesis_source_jar(settings: Settings, progress: Progress = print) ->
     return jar
 
 
+def ensure_metastore_bind_jar(settings: Settings, progress: Progress = print) -> Path:
+    """services/hive-metastore/bind: lets Hive 2.3's metastore listen on one address
+    (metastore.bind.host) instead of every interface; rebuilt when its source changes."""
+    source_dir = REPO_ROOT / "services" / "hive-metastore" / "bind"
+    sources = sorted(source_dir.rglob("*.java"))
+    jar = settings.cache_dir / "build" / "metastore-bind.jar"
+    if jar.exists() and jar.stat().st_mtime >= max(p.stat().st_mtime for p in sources):
+        return jar
+    progress("  compiling the metastore's loopback bind (services/hive-metastore/bind)...")
+    classes = jar.parent / "metastore-bind-classes"
+    shutil.rmtree(classes, ignore_errors=True)
+    classes.mkdir(parents=True)
+    bin_dir = spark_java_home() / "bin"
+    classpath = str(pyspark_home() / "jars" / "*")
+    javac = [str(bin_dir / "javac"), "--release", "8", "-nowarn", "-cp", classpath, "-d"]
+    _run([*javac, str(classes), *map(str, sources)], "compiling the metastore bind")
+    _run([str(bin_dir / "jar"), "cf", str(jar), "-C", str(classes), "."], "packing the bind jar")
+    shutil.rmtree(classes, ignore_errors=True)
+    return jar
+
+
 def run_kinesis_source_tests(settings: Settings) -> int:
     """Compile and run the source's JUnit tests; returns the runner's exit code."""
     junit = f"junit-platform-console-standalone-{settings['JUNIT_CONSOLE_VERSION']}.jar"

@@ -24,6 +24,8 @@ def job_env(settings: Settings, driver_memory: str = "1536m") -> dict[str, str]:
     env = {**os.environ, **settings.service_env()}
     env.update(
         SPARK_CONF_DIR=str(SERVICES_DIR / "spark"),
+        # The driver's RPC, block manager and UI (which has a kill button) on loopback only.
+        SPARK_LOCAL_IP="127.0.0.1",
         JAVA_HOME=str(installers.spark_java_home()),
         PYSPARK_PYTHON=sys.executable,
         PYSPARK_DRIVER_PYTHON=sys.executable,

@@ -121,13 +121,17 @@ def metastore_spec(settings: Settings) -> ServiceSpec:
     env = _base_env(settings)
     env["METASTORE_DB_URL"] = f"jdbc:derby:;databaseName={db};create=true"
     java = installers.spark_java_home() / "bin" / "java"
-    classpath = os.pathsep.join([str(conf_dir), f"{pyspark_jars}/*", *s3a_jars])
+    # The bind jar comes first: it replaces the one class that makes Hive 2.3's metastore
+    # listen on every interface (it holds the S3 root keys and has no auth).
+    bind_jar = str(installers.ensure_metastore_bind_jar(settings))
+    classpath = os.pathsep.join([str(conf_dir), bind_jar, f"{pyspark_jars}/*", *s3a_jars])
     return ServiceSpec(
         name="metastore",
         command=[
             str(java),
             f"-Xmx{settings['HMS_HEAP']}",
             "-Dderby.stream.error.file=" + str(settings.logs_dir / "metastore-derby.log"),
+            "-Dmetastore.bind.host=127.0.0.1",
             "-cp",
             classpath,
             "org.apache.hadoop.hive.metastore.HiveMetaStore",

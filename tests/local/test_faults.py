@@ -1,0 +1,95 @@
+"""Faults around the job: signals, neighbours on the network (marker `faults`).
+
+Each case ends with the sinks holding exactly the scripted scenario's state.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from lakehouse import stack as stack_module
+from tests.support import scenario as scripted
+from tests.support.checks import assert_sinks_hold
+from tests.support.pipeline import Run, tail, wait_for
+
+pytestmark = pytest.mark.faults
+
+LOOPBACK = ("127.0.0.1:", "[::ffff:127.0.0.1]:", "[::1]:")
+
+
+@pytest.fixture
+def run(stack, tmp_path: Path) -> Run:
+    r = Run.new(stack.settings, tmp_path)
+    r.create_stream(shards=2)
+    return r
+
+
+def test_sigterm_to_the_job_group_stops_it_between_batches(run: Run) -> None:
+    s = scripted.build(orders=300, ticks=60, seed=23)
+    half = len(s.records) // 2
+    run.put(s.records[:half])
+    job = run.start_job("--trigger-seconds", "1", "--max-records-per-shard", "60")
+    wait_for(lambda: run.batches_done() >= 1, 300, "a committed micro-batch")
+    run.put(s.records[half:], start=half)
+    # What the supervisor and `docker stop` do: SIGTERM to the driver's whole group.
+    os.killpg(job.pid, signal.SIGTERM)
+    code = job.wait(180)
+    log = run.log.read_text(errors="replace")
+    assert code == 0, f"the job exited {code} on SIGTERM:\n{tail(run.log)}"
+    assert "stopping after the current micro-batch" in log
+    run.run_job("--available-now", "--final-compaction", "--max-records-per-shard", "500")
+    assert_sinks_hold(run, s)
+
+
+def _descendants(roots: set[int]) -> set[int]:
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found = set(roots)
+    grew = True
+    while grew:
+        more = {pid for pid, ppid in parents.items() if ppid in found} - found
+        found |= more
+        grew = bool(more)
+    return found
+
+
+def _pids(ss_line: str) -> set[int]:
+    return {int(pid) for pid in re.findall(r"pid=(\d+)", ss_line)}
+
+
+def test_no_listener_of_ours_beyond_loopback(stack, run: Run) -> None:
+    job = run.start_job("--trigger-seconds", "2")
+    try:
+        wait_for(lambda: run.batches_done() >= 1 or job.poll() is not None, 300, "the job")
+        assert job.poll() is None, tail(run.log)
+        services = {row.pid for row in stack_module.statuses(stack.settings) if row.pid}
+        ours = _descendants({*services, job.pid})
+        listeners = subprocess.run(
+            ["ss", "-ltnpH"], capture_output=True, text=True, check=True
+        ).stdout.splitlines()
+        exposed = []
+        for line in listeners:
+            pids = {int(p) for p in re.findall(r"pid=(\d+)", line)}
+            local = line.split()[3]
+            if pids & ours and not local.startswith(LOOPBACK):
+                exposed.append(line)
+        checked = [
+            line for line in listeners if {int(p) for p in re.findall(r"pid=(\d+)", line)} & ours
+        ]
+        assert len(checked) >= 5, listeners  # every service and the driver were seen
+        assert exposed == []
+    finally:
+        os.killpg(job.pid, signal.SIGKILL)
+        job.wait(30)
