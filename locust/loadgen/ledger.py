@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from lakehouse_tables.declarations import Tables, TableSpec
+from lakehouse_tables.rules import stream_position
 from loadgen.kinesis import PutResult
 from loadgen.timefmt import date_of_micros, parse_iso_micros
 from loadgen.validation import VALID, classify, normalise_op
@@ -167,7 +168,8 @@ def expected_state(entries: Iterable[dict[str, Any]], tables: Tables) -> Expecte
     """Latest acknowledged valid event per key by event time; deletes remove the key."""
     counts: Counter[str] = Counter()
     malformed: Counter[str] = Counter()
-    best: dict[str, dict[str, tuple[int, bytes, dict[str, Any]]]] = {}
+    # key -> (event time, stream position, event)
+    best: dict[str, dict[str, tuple[int, tuple[str, int, str], dict[str, Any]]]] = {}
     for e in entries:
         if not e.get("acked"):
             counts["unacked"] += 1
@@ -186,14 +188,14 @@ def expected_state(entries: Iterable[dict[str, Any]], tables: Tables) -> Expecte
         t = parse_iso_micros(ev[spec.precombine])
         assert t is not None  # classify checked it
         per_type = best.setdefault(spec.event_type, {})
+        position = stream_position(str(e["shard_id"]), str(e["sequence_number"]))
         cur = per_type.get(key)
         if cur is None or t > cur[0]:
-            per_type[key] = (t, data, ev)
+            per_type[key] = (t, position, ev)
         elif t == cur[0]:
-            if data != cur[1]:  # same key and event time, different content: no defined winner
-                counts["ambiguous_ties"] += 1
-                if data > cur[1]:  # deterministic choice
-                    per_type[key] = (t, data, ev)
+            counts["ties"] += 1  # rules.stream_position decides, as the job does
+            if position > cur[1]:
+                per_type[key] = (t, position, ev)
         else:
             counts["superseded"] += 1
     rows: dict[str, dict[str, dict[str, Any]]] = {}

@@ -19,9 +19,10 @@ _WINNER = "__winner"
 def dedupe(rows: DataFrame, spec: TableSpec) -> DataFrame:
     """One row per spec.record_key: greatest precombine wins.
 
-    Ties (exact duplicates, e.g. a producer retry) go to the highest (_ingest_shard,
-    _ingest_seq). Sequence numbers are decimal strings of varying length, so they are
-    compared by length, then text, i.e. numerically without overflowing a long.
+    Equal event times go to the later stream position (lakehouse_tables.rules, where the
+    tie rule and its Python twin stream_position live, used by the ledger): the highest
+    (_ingest_shard, _ingest_seq), sequence numbers compared by length, then text, i.e.
+    numerically without overflowing a long.
     `rows` is valid_rows output (or any frame with the key, precombine and _ingest_*
     columns); the result has the same columns in the same order.
 

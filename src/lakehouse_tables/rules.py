@@ -15,6 +15,21 @@ OPS: Final[tuple[str, ...]] = ("c", "u", "d")
 DEFAULT_OP: Final = "u"
 DELETE_OP: Final = "d"
 
+# --- Equal event times ------------------------------------------------------------------
+# Two events of one key with the same event time: the one later on the stream wins, i.e.
+# the higher sequence number of its shard (Kinesis orders a shard, and a key's records share
+# a shard when its partition key is the record key, as the load generator's are). Across
+# shards there is no stream order: the higher shard id wins, deterministically. The job's
+# dedupe applies this within a batch; across batches Hudi keeps the incoming record on
+# equal ordering values, i.e. the later batch, the later position of a shard.
+
+
+def stream_position(shard_id: str, sequence_number: str) -> tuple[str, int, str]:
+    """A record's place for the tie rule above: sequence numbers are decimal strings of
+    varying length, compared by length, then text (numerically, without a big int)."""
+    return (shard_id, len(sequence_number), sequence_number)
+
+
 # --- Timestamps (rule 9) ----------------------------------------------------------------
 # Instants outside UTC years 0001..9999 are rejected: Spark would accept year 0000 or a
 # UTC year 10000 reached through an offset, but Hive dates, Trino and Python cannot.

@@ -199,7 +199,16 @@ def test_precombine_compares_microseconds(tables: Tables) -> None:
             order("u", "o1", "2026-11-22T19:00:00.000100Z", 1.0)]  # fmt: skip
     st = expected_state([entry(d) for d in sent], tables)
     assert st.rows["orders"]["o1"]["amount"] == 2.0
-    assert st.counts["ambiguous_ties"] == 0
+    assert st.counts["ties"] == 0
+
+
+def test_equal_event_times_go_to_the_later_stream_position(tables: Tables) -> None:
+    first = {**entry(order("u", "o1", ts(1), 1.0)), "sequence_number": "9"}
+    later = {**entry(order("u", "o1", ts(1), 2.0)), "sequence_number": "10"}
+    for sent in ([first, later], [later, first]):  # whatever order the ledger lists them in
+        st = expected_state(sent, tables)
+        assert st.rows["orders"]["o1"]["amount"] == 2.0  # 10 > 9 numerically, not as text
+        assert st.counts["ties"] == 1
 
 
 def test_loadgen_does_not_import_pyspark() -> None:
