@@ -9,9 +9,13 @@ through Hudi's in-process lock (see hudi_options).
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
@@ -24,15 +28,41 @@ log = logging.getLogger("lakehouse_job.compaction")
 Tables = Mapping[str, Mapping[str, str]]
 
 
+@dataclass
+class TableCompactions:
+    """How one table's compactions went, as `lakehouse status` shows it."""
+
+    runs: int = 0
+    failures: int = 0
+    consecutive_failures: int = 0
+    last_error: str | None = None
+    last_success_at: float | None = None
+
+
 class CompactionRunner:
-    """A daemon thread that compacts the given MoR tables every `interval_s` seconds."""
+    """A daemon thread that compacts the given MoR tables every `interval_s` seconds.
+
+    A failed compaction is retried the next round, counted and, with `status_file`, written
+    there after every round. `max_consecutive_failures` failures of one table in a row set
+    `failed`: the job then stops and exits non-zero, because the read-optimized view (the
+    only MoR view Trino reads) would otherwise freeze without anyone noticing.
+    """
 
     def __init__(
-        self, spark: SparkSession, tables: Callable[[], Tables], interval_s: float = 20.0
+        self,
+        spark: SparkSession,
+        tables: Callable[[], Tables],
+        interval_s: float = 20.0,
+        max_consecutive_failures: int = 10,
+        status_file: str | Path | None = None,
     ) -> None:
         self.spark = spark
         self.tables = tables
         self.interval_s = interval_s
+        self.max_consecutive_failures = max_consecutive_failures
+        self.status_file = Path(status_file) if status_file else None
+        self.health: dict[str, TableCompactions] = {}
+        self.failed: str | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="hudi-compaction", daemon=True)
 
@@ -50,6 +80,7 @@ class CompactionRunner:
     def compact_now(self) -> None:
         for path, options in dict(self.tables()).items():
             self._compact(path, options)
+        self._write_status()
 
     def compact_fully(self) -> None:
         """Schedule and run a compaction of everything not yet compacted (end of a run,
@@ -69,7 +100,39 @@ class CompactionRunner:
         ).collect()
 
     def _compact(self, path: str, options: Mapping[str, str]) -> None:
+        health = self.health.setdefault(path, TableCompactions())
         try:
             self._call("run", path, options)
         except Exception as exc:  # keep ingesting; the next round retries the plan
-            log.warning("compaction of %s failed (will retry): %s", path, exc)
+            health.failures += 1
+            health.consecutive_failures += 1
+            health.last_error = str(exc).splitlines()[0][:500] if str(exc) else repr(exc)
+            log.warning(
+                "compaction of %s failed (%d in a row, %d in all; will retry): %s",
+                path,
+                health.consecutive_failures,
+                health.failures,
+                exc,
+            )
+            if health.consecutive_failures >= self.max_consecutive_failures:
+                self.failed = (
+                    f"compaction of {path} failed {health.consecutive_failures} times in a "
+                    f"row (last: {health.last_error}); its read-optimized view is stale"
+                )
+                log.error("%s", self.failed)
+            return
+        health.runs += 1
+        health.consecutive_failures = 0
+        health.last_success_at = time.time()
+
+    def _write_status(self) -> None:
+        if self.status_file is None:
+            return
+        status = {
+            "updated_at": time.time(),
+            "compaction": {path: asdict(h) for path, h in self.health.items()},
+            "failed": self.failed,
+        }
+        temporary = self.status_file.with_suffix(".tmp")
+        temporary.write_text(json.dumps(status, indent=1))
+        temporary.replace(self.status_file)  # readers never see half a file

@@ -29,6 +29,7 @@ from lakehouse_job.dedupe import dedupe
 from lakehouse_job.hudi_options import PROFILES, SinkSettings, merge_options, table_path
 from lakehouse_job.parse import REASON, split_batch
 from lakehouse_job.progress import ProgressLog
+from lakehouse_job.writer_lock import WriterLock, WriterLockError
 from lakehouse_tables import columns
 from lakehouse_tables.declarations import TableSpec, default_tables_path, load_tables
 
@@ -80,6 +81,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--compaction-delta-commits", type=int, default=5)
     p.add_argument("--compaction-interval", type=float, default=20.0)
+    p.add_argument(
+        "--max-compaction-failures",
+        type=int,
+        default=10,
+        help="consecutive failed compactions of one table that stop the job (exit 1)",
+    )
+    p.add_argument(
+        "--status-file",
+        default=_env("LAKEHOUSE_JOB_STATUS_FILE"),
+        help="JSON the job keeps current: compaction runs and failures (lakehouse status)",
+    )
     p.add_argument(
         "--final-compaction",
         action="store_true",
@@ -351,7 +363,13 @@ def run(args: argparse.Namespace) -> int:
     # Tables an earlier run wrote are compacted from the start: a plan it left, or the final
     # compaction, must not wait for this run to bring new rows to the table.
     writer.mor_tables.update(existing_mor_tables(spark, specs, sink))
-    compactor = CompactionRunner(spark, lambda: writer.mor_tables, args.compaction_interval).start()
+    compactor = CompactionRunner(
+        spark,
+        lambda: writer.mor_tables,
+        args.compaction_interval,
+        args.max_compaction_failures,
+        args.status_file,
+    ).start()
     stream_writer = (
         kinesis_stream(spark, args)
         .writeStream.foreachBatch(writer)
@@ -369,11 +387,14 @@ def run(args: argparse.Namespace) -> int:
         "streaming from %s into %s (checkpoint %s)", args.stream, args.warehouse, args.checkpoint
     )
     while query.isActive:
-        if stop.requested:
+        if stop.requested or compactor.failed:
             _stop_between_batches(query)
             break
         query.awaitTermination(1)
     compactor.stop()
+    if compactor.failed:
+        log.error("stopping: %s", compactor.failed)
+        return 1
     if args.final_compaction:
         compactor.compact_fully()
     error = query.exception()
@@ -424,7 +445,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream=sys.stdout,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    return run(build_parser().parse_args(argv))
+    args = build_parser().parse_args(argv)
+    # Before anything starts: a second job on this checkpoint must not write at all.
+    try:
+        lock = WriterLock(args.checkpoint).acquire()
+    except WriterLockError as error:
+        log.error("%s", error)
+        return 3
+    try:
+        return run(args)
+    finally:
+        lock.release()
 
 
 if __name__ == "__main__":

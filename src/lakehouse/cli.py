@@ -62,6 +62,10 @@ def cmd_status(settings: Settings, _: argparse.Namespace) -> int:
     _say(stack.format_status_table(rows))
     total = sum(r.rss_mb or 0 for r in rows)
     _say(f"\nTotal resident memory of running services: {total:.0f} MiB")
+    report = job_launcher.compaction_report(settings)
+    if report:
+        _say("")
+        _say("\n".join(report))
     return 0 if all(r.state == "running" for r in rows) else 3
 
 

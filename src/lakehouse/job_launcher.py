@@ -7,9 +7,11 @@ and gets the jars from the cache.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from lakehouse import installers
 from lakehouse.clients import kinesis_client
@@ -53,7 +55,38 @@ def default_job_args(settings: Settings) -> list[str]:
     checkpoint = (
         f"s3a://{settings['LAKEHOUSE_BUCKET']}/checkpoints/{stream}-{created:%Y%m%dT%H%M%S}"
     )
-    return ["--stream", stream, "--checkpoint", checkpoint]
+    return [
+        "--stream",
+        stream,
+        "--checkpoint",
+        checkpoint,
+        "--status-file",
+        str(status_file(settings)),
+    ]
+
+
+def status_file(settings: Settings) -> Path:
+    """What the running job reports beyond its batches (lakehouse_job.compaction)."""
+    return settings.run_dir / "job-status.json"
+
+
+def compaction_report(settings: Settings) -> list[str]:
+    """Lines for `lakehouse status`: each MoR table's compactions, failures loud."""
+    path = status_file(settings)
+    if not path.exists():
+        return []
+    status = json.loads(path.read_text())
+    lines = []
+    for table, health in sorted(status.get("compaction", {}).items()):
+        line = f"  {table.rsplit('/', 1)[-1]}: {health['runs']} compactions"
+        if health["failures"]:
+            line += f", {health['failures']} failed"
+        if health["consecutive_failures"]:
+            line += f", FAILING ({health['consecutive_failures']} in a row): {health['last_error']}"
+        lines.append(line)
+    if status.get("failed"):
+        lines.append(f"  the job stopped: {status['failed']}")
+    return ["Compaction (Merge-on-Read tables):", *lines] if lines else []
 
 
 def job_spec(settings: Settings, args: Sequence[str] = ()) -> ServiceSpec:

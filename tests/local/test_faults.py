@@ -93,3 +93,16 @@ def test_no_listener_of_ours_beyond_loopback(stack, run: Run) -> None:
     finally:
         os.killpg(job.pid, signal.SIGKILL)
         job.wait(30)
+
+
+def test_a_second_job_on_the_same_checkpoint_is_refused(run: Run) -> None:
+    first = run.start_job("--trigger-seconds", "2")
+    try:
+        wait_for(lambda: "streaming from" in run.log.read_text(errors="replace"), 300, "job 1")
+        second = run.start_job("--trigger-seconds", "2")
+        assert second.wait(120) == 3, tail(run.log)
+        assert "is in use by pid" in run.log.read_text(errors="replace")
+        assert first.poll() is None, "the first job must keep running"
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait(30)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -127,3 +129,31 @@ def test_stop_does_not_wait_for_the_interval() -> None:
     r.stop(timeout_s=5)
     assert time.monotonic() - begun < 1
     assert not r._thread.is_alive()
+
+
+def test_failures_are_counted_reported_and_fail_the_job_after_a_limit(tmp_path: Path) -> None:
+    status = tmp_path / "job-status.json"
+    fake = FakeSpark(fail_path="orders_mor")
+    compactor = CompactionRunner(
+        cast(SparkSession, fake), lambda: TABLES, 3600.0, 3, status_file=status
+    )
+    for round_ in range(1, 4):
+        compactor.compact_now()
+        reported = json.loads(status.read_text())["compaction"]
+        assert reported["s3a://b/w/orders_mor"]["consecutive_failures"] == round_
+        assert reported["s3a://b/w/orders_mor"]["last_error"] == "lock held by the writer"
+        assert reported["s3a://b/w/ticks_mor"]["runs"] == round_
+        assert (compactor.failed is None) == (round_ < 3)
+    assert compactor.failed is not None and "orders_mor failed 3 times in a row" in compactor.failed
+    assert json.loads(status.read_text())["failed"] == compactor.failed
+
+
+def test_a_success_resets_the_run_of_failures() -> None:
+    fake = FakeSpark(fail_path="orders_mor")
+    compactor = runner(fake)
+    compactor.compact_now()
+    fake.fail_path = None
+    compactor.compact_now()
+    health = compactor.health["s3a://b/w/orders_mor"]
+    assert (health.runs, health.failures, health.consecutive_failures) == (1, 1, 0)
+    assert health.last_success_at is not None

@@ -1,0 +1,31 @@
+"""lakehouse.job_launcher: the job's status as `lakehouse status` reports it."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lakehouse import job_launcher
+from lakehouse.config import load_settings
+
+pytestmark = pytest.mark.unit
+
+
+def test_compaction_failures_are_reported_loudly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LAKEHOUSE_STATE", str(tmp_path))
+    settings = load_settings()
+    assert job_launcher.compaction_report(settings) == []  # no job has run
+    path = job_launcher.status_file(settings)
+    path.parent.mkdir(parents=True)
+    healthy = {"runs": 4, "failures": 0, "consecutive_failures": 0, "last_error": None}
+    failing = {"runs": 1, "failures": 3, "consecutive_failures": 2, "last_error": "boom"}
+    path.write_text(
+        json.dumps({"compaction": {"s3a://b/w/a_mor": healthy, "s3a://b/w/b_mor": failing}})
+    )
+    assert job_launcher.compaction_report(settings) == [
+        "Compaction (Merge-on-Read tables):",
+        "  a_mor: 4 compactions",
+        "  b_mor: 1 compactions, 3 failed, FAILING (2 in a row): boom",
+    ]
