@@ -82,6 +82,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--compaction-delta-commits", type=int, default=5)
     p.add_argument("--compaction-interval", type=float, default=20.0)
     p.add_argument(
+        "--batch-timeout",
+        type=float,
+        default=600.0,
+        help="seconds one trigger may run before the job gives up on a hung dependency "
+        "and exits 4 (the supervisor restarts it; the batch is replayed)",
+    )
+    p.add_argument(
         "--max-compaction-failures",
         type=int,
         default=10,
@@ -340,6 +347,41 @@ class GracefulStop:
         self.requested = True
 
 
+class TriggerWatchdog:
+    """Ends the process when one trigger (reading, planning or writing a micro-batch) runs
+    longer than `timeout_s`: a hung metastore or Kinesis engine would otherwise hold the
+    query for many minutes with nothing logged. The batch was not committed, so the
+    restarted job replays it."""
+
+    def __init__(self, timeout_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.timeout_s = timeout_s
+        self.clock = clock
+        self.active_since: float | None = None
+
+    def overdue(self, trigger_active: bool) -> float | None:
+        """Seconds the current trigger has run, when that is past the timeout."""
+        if not trigger_active:
+            self.active_since = None
+            return None
+        now = self.clock()
+        if self.active_since is None:
+            self.active_since = now
+        running = now - self.active_since
+        return running if running > self.timeout_s else None
+
+    def check(self, trigger_active: bool) -> None:
+        running = self.overdue(trigger_active)
+        if running is not None:
+            log.error(
+                "a micro-batch has run %.0f s (--batch-timeout %.0f s): a dependency hangs; "
+                "exiting 4 so that the job restarts and replays the batch",
+                running,
+                self.timeout_s,
+            )
+            logging.shutdown()
+            os._exit(4)  # the query cannot be stopped while it hangs; the JVM follows
+
+
 def run(args: argparse.Namespace) -> int:
     specs = load_tables(args.tables)
     sink = SinkSettings(
@@ -386,10 +428,12 @@ def run(args: argparse.Namespace) -> int:
     log.info(
         "streaming from %s into %s (checkpoint %s)", args.stream, args.warehouse, args.checkpoint
     )
+    watchdog = TriggerWatchdog(args.batch_timeout)
     while query.isActive:
         if stop.requested or compactor.failed:
             _stop_between_batches(query)
             break
+        watchdog.check(bool(query.status.get("isTriggerActive")))
         query.awaitTermination(1)
     compactor.stop()
     if compactor.failed:

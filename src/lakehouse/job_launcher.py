@@ -90,10 +90,11 @@ def compaction_report(settings: Settings) -> list[str]:
 
 
 def job_spec(settings: Settings, args: Sequence[str] = ()) -> ServiceSpec:
-    """The job as a supervised background service (used by `demo` and `run --background`)."""
+    """The job as a supervised background service (used by `demo` and `run --background`):
+    restarted with backoff when it fails (lakehouse.keepalive), resuming from its checkpoint."""
     return ServiceSpec(
         name="job",
-        command=job_command(args),
+        command=[sys.executable, "-m", "lakehouse.keepalive", "--", *job_command(args)],
         env=job_env(settings),
         ports=(),
         url=f"http://127.0.0.1:{SPARK_UI_PORT} (Spark UI)",

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from lakehouse import stack as stack_module
+from lakehouse.job_launcher import job_spec
+from lakehouse.supervisor import Supervisor
 from tests.support import scenario as scripted
 from tests.support.checks import assert_sinks_hold
 from tests.support.pipeline import Run, tail, wait_for
@@ -106,3 +108,28 @@ def test_a_second_job_on_the_same_checkpoint_is_refused(run: Run) -> None:
     finally:
         os.killpg(first.pid, signal.SIGKILL)
         first.wait(30)
+
+
+def test_a_crashed_supervised_job_is_restarted_and_catches_up(run: Run, tmp_path: Path) -> None:
+    s = scripted.build(orders=200, ticks=40, seed=31)
+    half = len(s.records) // 2
+    run.put(s.records[:half])
+    supervisor = Supervisor(tmp_path / "run", tmp_path / "logs")
+    job_args = run.job_args("--trigger-seconds", "1", "--max-records-per-shard", "60")
+    supervisor.start(job_spec(run.settings, job_args), progress=lambda _line: None)
+    log = supervisor.log_file("job")
+    try:
+        wait_for(lambda: run.batches_done() >= 1, 300, "a committed micro-batch")
+        keepalive = supervisor.status("job").pid
+        assert keepalive is not None
+        crashed = _descendants({keepalive}) - {keepalive}  # the driver and its JVM
+        for pid in crashed:
+            os.kill(pid, signal.SIGKILL)
+        wait_for(lambda: "restart 1 in" in log.read_text(errors="replace"), 60, "a restart")
+        done = run.batches_done()
+        run.put(s.records[half:], start=half)
+        wait_for(lambda: run.batches_done() > done + 1, 300, "batches after the restart")
+    finally:
+        supervisor.stop("job", timeout_s=120)
+    run.run_job("--available-now", "--final-compaction", "--max-records-per-shard", "500")
+    assert_sinks_hold(run, s)

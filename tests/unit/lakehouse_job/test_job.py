@@ -2,7 +2,7 @@
 
 import pytest
 
-from lakehouse_job.job import MetastoreSync
+from lakehouse_job.job import MetastoreSync, TriggerWatchdog
 
 pytestmark = pytest.mark.unit
 
@@ -33,3 +33,17 @@ def test_baseline_syncs_every_commit() -> None:
     sync = MetastoreSync(every_commit=True)
     sync.done("orders_cow")
     assert sync.needed("orders_cow")
+
+
+def test_the_watchdog_fires_only_when_one_trigger_runs_too_long() -> None:
+    now = [0.0]
+    watchdog = TriggerWatchdog(10.0, clock=lambda: now[0])
+    assert watchdog.overdue(True) is None  # a trigger starts at 0
+    now[0] = 9.0
+    assert watchdog.overdue(True) is None
+    now[0] = 9.5
+    assert watchdog.overdue(False) is None  # it ended; the next one starts afresh
+    now[0] = 10.0
+    assert watchdog.overdue(True) is None
+    now[0] = 20.5
+    assert watchdog.overdue(True) == 10.5
