@@ -67,6 +67,9 @@ class SinkSettings:
     shuffle_parallelism: int = 2
     hive_sync: bool = True  # False: no metastore to sync to
     profile: Profile = "fast"
+    # Names this query's checkpoint in the raw copy's folders (sinks.raw_batch_path), since
+    # batch ids start again at 0 with every new checkpoint.
+    checkpoint: str = ""
 
 
 def table_path(sink: SinkSettings, spec: TableSpec, table_type: TableType) -> str:

@@ -392,6 +392,7 @@ def run(args: argparse.Namespace) -> int:
         compaction_delta_commits=args.compaction_delta_commits,
         hive_sync=bool(args.metastore_uri),
         profile=args.profile,
+        checkpoint=args.checkpoint,
     )
     # The JVM that build_session starts inherits SIGTERM as ignored, so a SIGTERM to the
     # whole process group (the supervisor, docker stop) reaches only this driver, which

@@ -7,6 +7,8 @@ rows are keyed by their Kinesis position.
 
 from __future__ import annotations
 
+import hashlib
+
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -37,6 +39,14 @@ def raw_json_path(sink: SinkSettings, spec: TableSpec) -> str:
     return f"{sink.raw_base_path.rstrip('/')}/{spec.table}"
 
 
+def raw_batch_path(sink: SinkSettings, spec: TableSpec, batch_id: int) -> str:
+    """One batch's folder: named by the checkpoint and the batch id, so a replay of the
+    batch rewrites its own folder and a new checkpoint (whose batch ids start at 0 again)
+    never overwrites an older one's."""
+    scope = hashlib.sha256(sink.checkpoint.encode()).hexdigest()[:12]
+    return f"{raw_json_path(sink, spec)}/checkpoint={scope}/batch_id={batch_id}"
+
+
 def write_raw_json(rows: DataFrame, spec: TableSpec, sink: SinkSettings, batch_id: int) -> None:
     """Every valid event of the batch as JSON lines, the baseline the Hudi tables are
     compared with. One folder per batch, overwritten on replay, so never duplicated."""
@@ -44,7 +54,7 @@ def write_raw_json(rows: DataFrame, spec: TableSpec, sink: SinkSettings, batch_i
         rows.write.mode("overwrite")
         .partitionBy(spec.partition_name)
         .option("timestampFormat", "yyyy-MM-dd'T'HH:mm:ss.SSSXXX")
-        .json(f"{raw_json_path(sink, spec)}/batch_id={batch_id}")
+        .json(raw_batch_path(sink, spec, batch_id))
     )
 
 

@@ -133,3 +133,15 @@ def test_a_crashed_supervised_job_is_restarted_and_catches_up(run: Run, tmp_path
         supervisor.stop("job", timeout_s=120)
     run.run_job("--available-now", "--final-compaction", "--max-records-per-shard", "500")
     assert_sinks_hold(run, s)
+
+
+def test_a_new_checkpoint_never_overwrites_the_raw_copy(run: Run) -> None:
+    s = scripted.build(orders=60, ticks=20, seed=5)
+    run.put(s.records)
+    run.run_job("--available-now")
+    first = len(run.raw_json_lines("hudi_orders"))
+    assert first > 0
+    # A stream recreated under its name, or a lost checkpoint: batch ids start at 0 again.
+    again = f"s3a://{run.bucket}/{run.prefix}/checkpoint-2"
+    run.run_job("--available-now", "--checkpoint", again)
+    assert len(run.raw_json_lines("hudi_orders")) == 2 * first  # both reads kept whole
