@@ -7,7 +7,8 @@ import java.util.NoSuchElementException;
 /**
  * Re-reads exactly the records up to and including {@code endSequenceNumber} from a source that
  * starts right after the batch's start offset: the replay path, used when the driver's cache does
- * not have the batch (after a restart) or the batch was too big to ship inline.
+ * not have the batch (after a restart) or the batch was too big to ship inline. The end record
+ * itself must be met: a shard that skips past it, or ends before it, fails the batch loudly.
  */
 public final class RangeReader {
   private final RecordSource source;
@@ -44,10 +45,16 @@ public final class RangeReader {
     Page page = source.next(maxRecordsPerCall);
     for (KinesisRecord r : page.records) {
       int cmp = SequenceNumbers.compare(r.sequenceNumber, endSequenceNumber);
-      if (cmp <= 0) {
-        buffer.add(r);
+      if (cmp > 0) {
+        // Past the end without meeting it: the batch's last record is gone, so the shard
+        // was trimmed or the stream recreated under its name. A short batch would lose
+        // records silently.
+        throw new IllegalStateException("Cannot replay shard " + shardId + " up to sequence number "
+            + endSequenceNumber + ": the shard skips from before it to " + r.sequenceNumber
+            + " (stream recreated or records trimmed?); the checkpoint no longer matches the stream");
       }
-      if (cmp >= 0) {
+      buffer.add(r);
+      if (cmp == 0) {
         reachedEnd = true;
         return;
       }

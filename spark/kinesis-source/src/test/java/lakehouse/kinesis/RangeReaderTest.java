@@ -40,4 +40,13 @@ class RangeReaderTest {
     RangeReader reader = new RangeReader(shard, "s0", "9", 10);
     assertThrows(IllegalStateException.class, () -> readAll(reader));
   }
+
+  @Test
+  void aShardThatSkipsPastTheEndFailsLoudly() {
+    // A stream recreated under its name: its sequence numbers do not include the end.
+    FakeShard shard = new FakeShard(20, 200);
+    RangeReader reader = new RangeReader(shard, "s0", "112", 4);
+    IllegalStateException error = assertThrows(IllegalStateException.class, () -> readAll(reader));
+    assertEquals(true, error.getMessage().contains("skips from before it to 200"));
+  }
 }
