@@ -9,17 +9,16 @@ through Hudi's in-process lock (see hudi_options).
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from pyspark.sql import SparkSession
 
 from lakehouse_job.hudi_options import SHARED_WITH_COMPACTOR
+from lakehouse_job.status import StatusFile
 
 log = logging.getLogger("lakehouse_job.compaction")
 
@@ -42,7 +41,7 @@ class TableCompactions:
 class CompactionRunner:
     """A daemon thread that compacts the given MoR tables every `interval_s` seconds.
 
-    A failed compaction is retried the next round, counted and, with `status_file`, written
+    A failed compaction is retried the next round, counted and, with `status`, reported
     there after every round. `max_consecutive_failures` failures of one table in a row set
     `failed`: the job then stops and exits non-zero, because the read-optimized view (the
     only MoR view Trino reads) would otherwise freeze without anyone noticing.
@@ -54,13 +53,13 @@ class CompactionRunner:
         tables: Callable[[], Tables],
         interval_s: float = 20.0,
         max_consecutive_failures: int = 10,
-        status_file: str | Path | None = None,
+        status: StatusFile | None = None,
     ) -> None:
         self.spark = spark
         self.tables = tables
         self.interval_s = interval_s
         self.max_consecutive_failures = max_consecutive_failures
-        self.status_file = Path(status_file) if status_file else None
+        self.status = status
         self.health: dict[str, TableCompactions] = {}
         self.failed: str | None = None
         self._stop = threading.Event()
@@ -126,13 +125,8 @@ class CompactionRunner:
         health.last_success_at = time.time()
 
     def _write_status(self) -> None:
-        if self.status_file is None:
-            return
-        status = {
-            "updated_at": time.time(),
-            "compaction": {path: asdict(h) for path, h in self.health.items()},
-            "failed": self.failed,
-        }
-        temporary = self.status_file.with_suffix(".tmp")
-        temporary.write_text(json.dumps(status, indent=1))
-        temporary.replace(self.status_file)  # readers never see half a file
+        if self.status is not None:
+            self.status.update(
+                compaction={path: asdict(h) for path, h in self.health.items()},
+                compaction_failed=self.failed,
+            )

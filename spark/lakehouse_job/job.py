@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -29,6 +30,7 @@ from lakehouse_job.dedupe import dedupe
 from lakehouse_job.hudi_options import PROFILES, SinkSettings, merge_options, table_path
 from lakehouse_job.parse import REASON, split_batch
 from lakehouse_job.progress import ProgressLog
+from lakehouse_job.status import StatusFile, source_lag
 from lakehouse_job.writer_lock import WriterLock, WriterLockError
 from lakehouse_tables import columns
 from lakehouse_tables.declarations import TableSpec, default_tables_path, load_tables
@@ -97,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--status-file",
         default=_env("LAKEHOUSE_JOB_STATUS_FILE"),
-        help="JSON the job keeps current: compaction runs and failures (lakehouse status)",
+        help="JSON the job keeps current: Kinesis lag, compactions (lakehouse status)",
     )
     p.add_argument(
         "--final-compaction",
@@ -406,12 +408,13 @@ def run(args: argparse.Namespace) -> int:
     # Tables an earlier run wrote are compacted from the start: a plan it left, or the final
     # compaction, must not wait for this run to bring new rows to the table.
     writer.mor_tables.update(existing_mor_tables(spark, specs, sink))
+    status = StatusFile(args.status_file)
     compactor = CompactionRunner(
         spark,
         lambda: writer.mor_tables,
         args.compaction_interval,
         args.max_compaction_failures,
-        args.status_file,
+        status,
     ).start()
     stream_writer = (
         kinesis_stream(spark, args)
@@ -430,11 +433,16 @@ def run(args: argparse.Namespace) -> int:
         "streaming from %s into %s (checkpoint %s)", args.stream, args.warehouse, args.checkpoint
     )
     watchdog = TriggerWatchdog(args.batch_timeout)
+    reported_lag: dict[str, Any] | None = None
     while query.isActive:
         if stop.requested or compactor.failed:
             _stop_between_batches(query)
             break
         watchdog.check(bool(query.status.get("isTriggerActive")))
+        lag = source_lag(query.lastProgress)
+        if lag is not None and lag != reported_lag:
+            status.update(kinesis_lag=lag)
+            reported_lag = lag
         query.awaitTermination(1)
     compactor.stop()
     if compactor.failed:
@@ -491,16 +499,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     args = build_parser().parse_args(argv)
-    # Before anything starts: a second job on this checkpoint must not write at all.
+    # Before anything starts: a second job on this checkpoint, or on these tables (with
+    # another checkpoint), must not write at all.
+    locks: list[WriterLock] = []
     try:
-        lock = WriterLock(args.checkpoint).acquire()
+        for resource in (args.checkpoint, args.warehouse):
+            locks.append(WriterLock(resource).acquire())
+        return run(args)
     except WriterLockError as error:
         log.error("%s", error)
         return 3
-    try:
-        return run(args)
     finally:
-        lock.release()
+        for lock in locks:
+            lock.release()
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
-"""One writer per checkpoint: a second job on the same checkpoint exits at once.
+"""One writer per checkpoint and per warehouse: a second job on either exits at once.
 
 Two queries on one checkpoint would commit the same offsets twice and race on the Hudi
 tables (the copy-on-write tables and the quarantine have no concurrency control). The
-lock is an exclusive flock on a file named after the checkpoint, held for the life of
+lock is an exclusive flock on a file named after the checkpoint (and one after the
+warehouse), held for the life of
 the process and released by the kernel however it ends (kill -9 included), so a crashed
 job never leaves a stale lock. It guards one machine: local mode, or one job container;
 two hosts writing one checkpoint are not detected.
@@ -23,10 +24,10 @@ class WriterLockError(RuntimeError):
 
 
 class WriterLock:
-    def __init__(self, checkpoint: str, lock_dir: str | Path | None = None) -> None:
-        self.checkpoint = checkpoint
+    def __init__(self, resource: str, lock_dir: str | Path | None = None) -> None:
+        self.resource = resource
         folder = Path(lock_dir or Path(tempfile.gettempdir()) / "lakehouse-job-locks")
-        digest = hashlib.sha256(checkpoint.encode()).hexdigest()[:16]
+        digest = hashlib.sha256(resource.encode()).hexdigest()[:16]
         self.path = folder / f"{digest}.lock"
         self._file: IO[str] | None = None
 
@@ -40,9 +41,9 @@ class WriterLock:
             holder = handle.read().strip() or "another process"
             handle.close()
             raise WriterLockError(
-                f"checkpoint {self.checkpoint} is in use by {holder} (lock {self.path}); "
-                "stop that job first (`lakehouse down` stops the background one), "
-                "or give this one another --checkpoint"
+                f"{self.resource} is in use by {holder} (lock {self.path}): another job "
+                "writes there; stop it first (`lakehouse down` stops the background one), "
+                "or give this one its own --checkpoint and --warehouse"
             ) from None
         handle.seek(0)
         handle.truncate()

@@ -62,7 +62,7 @@ def cmd_status(settings: Settings, _: argparse.Namespace) -> int:
     _say(stack.format_status_table(rows))
     total = sum(r.rss_mb or 0 for r in rows)
     _say(f"\nTotal resident memory of running services: {total:.0f} MiB")
-    report = job_launcher.compaction_report(settings)
+    report = job_launcher.job_report(settings)
     if report:
         _say("")
         _say("\n".join(report))
@@ -83,6 +83,10 @@ def cmd_java_test(settings: Settings, _: argparse.Namespace) -> int:
     return installers.run_kinesis_source_tests(settings)
 
 
+def _interrupt(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     """The streaming job: in the foreground (Ctrl-C stops after the batch in flight)
     or, with --background, supervised like the services (`down` stops it)."""
@@ -95,11 +99,15 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
         return 0
     command = job_launcher.job_command(job_args)
     process = subprocess.Popen(command, env=job_launcher.job_env(settings))
+    # SIGTERM to this command must stop the job too, not orphan it.
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         return process.wait()
     except KeyboardInterrupt:
-        process.send_signal(signal.SIGTERM)
+        process.send_signal(signal.SIGTERM)  # the job stops after the batch in flight
         return process.wait()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 # Load options the settings decide (the local stream and where its ledger goes).

@@ -70,12 +70,20 @@ def status_file(settings: Settings) -> Path:
     return settings.run_dir / "job-status.json"
 
 
-def compaction_report(settings: Settings) -> list[str]:
-    """Lines for `lakehouse status`: each MoR table's compactions, failures loud."""
+def job_report(settings: Settings) -> list[str]:
+    """Lines for `lakehouse status`: the job's Kinesis lag and each MoR table's compactions,
+    failures loud."""
     path = status_file(settings)
     if not path.exists():
         return []
     status = json.loads(path.read_text())
+    report = []
+    lag = status.get("kinesis_lag")
+    if lag:
+        report.append(
+            f"Kinesis lag: {lag['max_millis_behind_latest'] / 1000:.1f} s behind the newest "
+            f"record ({lag['shards_with_lag']} shards behind) after batch {lag['batch_id']}"
+        )
     lines = []
     for table, health in sorted(status.get("compaction", {}).items()):
         line = f"  {table.rsplit('/', 1)[-1]}: {health['runs']} compactions"
@@ -84,9 +92,9 @@ def compaction_report(settings: Settings) -> list[str]:
         if health["consecutive_failures"]:
             line += f", FAILING ({health['consecutive_failures']} in a row): {health['last_error']}"
         lines.append(line)
-    if status.get("failed"):
-        lines.append(f"  the job stopped: {status['failed']}")
-    return ["Compaction (Merge-on-Read tables):", *lines] if lines else []
+    if status.get("compaction_failed"):
+        lines.append(f"  the job stopped: {status['compaction_failed']}")
+    return [*report, *(["Compaction (Merge-on-Read tables):", *lines] if lines else [])]
 
 
 def job_spec(settings: Settings, args: Sequence[str] = ()) -> ServiceSpec:

@@ -16,15 +16,16 @@ def test_compaction_failures_are_reported_loudly(
 ) -> None:
     monkeypatch.setenv("LAKEHOUSE_STATE", str(tmp_path))
     settings = load_settings()
-    assert job_launcher.compaction_report(settings) == []  # no job has run
+    assert job_launcher.job_report(settings) == []  # no job has run
     path = job_launcher.status_file(settings)
     path.parent.mkdir(parents=True)
     healthy = {"runs": 4, "failures": 0, "consecutive_failures": 0, "last_error": None}
     failing = {"runs": 1, "failures": 3, "consecutive_failures": 2, "last_error": "boom"}
-    path.write_text(
-        json.dumps({"compaction": {"s3a://b/w/a_mor": healthy, "s3a://b/w/b_mor": failing}})
-    )
-    assert job_launcher.compaction_report(settings) == [
+    lag = {"batch_id": 7, "max_millis_behind_latest": 2500, "shards_with_lag": 1}
+    compaction = {"s3a://b/w/a_mor": healthy, "s3a://b/w/b_mor": failing}
+    path.write_text(json.dumps({"kinesis_lag": lag, "compaction": compaction}))
+    assert job_launcher.job_report(settings) == [
+        "Kinesis lag: 2.5 s behind the newest record (1 shards behind) after batch 7",
         "Compaction (Merge-on-Read tables):",
         "  a_mor: 4 compactions",
         "  b_mor: 1 compactions, 3 failed, FAILING (2 in a row): boom",

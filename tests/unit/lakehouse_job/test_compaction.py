@@ -14,6 +14,7 @@ from pyspark.sql import SparkSession
 
 from lakehouse_job.compaction import CompactionRunner
 from lakehouse_job.hudi_options import SHARED_WITH_COMPACTOR
+from lakehouse_job.status import StatusFile
 
 pytestmark = pytest.mark.unit
 
@@ -135,7 +136,7 @@ def test_failures_are_counted_reported_and_fail_the_job_after_a_limit(tmp_path: 
     status = tmp_path / "job-status.json"
     fake = FakeSpark(fail_path="orders_mor")
     compactor = CompactionRunner(
-        cast(SparkSession, fake), lambda: TABLES, 3600.0, 3, status_file=status
+        cast(SparkSession, fake), lambda: TABLES, 3600.0, 3, status=StatusFile(status)
     )
     for round_ in range(1, 4):
         compactor.compact_now()
@@ -145,7 +146,7 @@ def test_failures_are_counted_reported_and_fail_the_job_after_a_limit(tmp_path: 
         assert reported["s3a://b/w/ticks_mor"]["runs"] == round_
         assert (compactor.failed is None) == (round_ < 3)
     assert compactor.failed is not None and "orders_mor failed 3 times in a row" in compactor.failed
-    assert json.loads(status.read_text())["failed"] == compactor.failed
+    assert json.loads(status.read_text())["compaction_failed"] == compactor.failed
 
 
 def test_a_success_resets_the_run_of_failures() -> None:

@@ -6,6 +6,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -21,6 +22,7 @@ import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
 import org.apache.spark.sql.connector.read.streaming.Offset;
 import org.apache.spark.sql.connector.read.streaming.ReadLimit;
 import org.apache.spark.sql.connector.read.streaming.ReadMaxRows;
+import org.apache.spark.sql.connector.read.streaming.ReportsSourceMetrics;
 import org.apache.spark.sql.connector.read.streaming.SupportsTriggerAvailableNow;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,7 +37,8 @@ import org.slf4j.LoggerFactory;
  * after restart) the partition re-reads exactly (start, end] from Kinesis on the executor.
  * commit() frees the cache.
  */
-final class KinesisMicroBatchStream implements MicroBatchStream, SupportsTriggerAvailableNow {
+final class KinesisMicroBatchStream
+    implements MicroBatchStream, SupportsTriggerAvailableNow, ReportsSourceMetrics {
   private static final Logger LOG = LoggerFactory.getLogger(KinesisMicroBatchStream.class);
 
   private final KinesisOptions options;
@@ -45,6 +48,8 @@ final class KinesisMicroBatchStream implements MicroBatchStream, SupportsTrigger
   private final Set<String> caughtUp = ConcurrentHashMap.newKeySet();
   /** Live iterators of LATEST-started shards with nothing consumed yet (LATEST is not replayable). */
   private final Map<String, String> latestIterators = new ConcurrentHashMap<>();
+  /** Each shard's MillisBehindLatest at its last read (metrics()). */
+  private final Map<String, Long> millisBehindLatest = new ConcurrentHashMap<>();
   private AmazonKinesis client;
   private ShardLister lister;
   private ExecutorService fetchPool;
@@ -126,14 +131,19 @@ final class KinesisMicroBatchStream implements MicroBatchStream, SupportsTrigger
 
     Map<String, Future<FetchResult>> futures = new LinkedHashMap<>();
     long deadline = System.currentTimeMillis() + options.maxFetchDurationMs;
+    long bytesPerShard = options.maxBytesPerTrigger / Math.max(1, budgets.size());
     for (Map.Entry<String, Integer> e : budgets.entrySet()) {
       ShardPosition from = base.get(e.getKey()).orElseThrow();
-      futures.put(e.getKey(), fetchPool.submit(() -> fetch(from, e.getValue(), deadline)));
+      futures.put(e.getKey(),
+          fetchPool.submit(() -> fetch(from, e.getValue(), bytesPerShard, deadline)));
     }
 
     StreamOffset end = base;
     for (Map.Entry<String, Future<FetchResult>> e : futures.entrySet()) {
       FetchResult result = await(e.getValue());
+      if (result.millisBehindLatest != null) {
+        millisBehindLatest.put(e.getKey(), result.millisBehindLatest);
+      }
       ShardPosition from = base.get(e.getKey()).orElseThrow();
       ShardPosition to = from;
       if (!result.records.isEmpty()) {
@@ -153,11 +163,24 @@ final class KinesisMicroBatchStream implements MicroBatchStream, SupportsTrigger
     return new KinesisOffset(end);
   }
 
-  private FetchResult fetch(ShardPosition from, int budget, long deadline) {
+  /**
+   * Shown in Spark's progress (sources[].metrics) and so in the job's status: how far behind the
+   * newest record the slowest shard was at its last read. A growing value means the job does not
+   * keep up; past the stream's retention, records would age out unread.
+   */
+  @Override
+  public Map<String, String> metrics(Optional<Offset> latestConsumedOffset) {
+    long max = millisBehindLatest.values().stream().mapToLong(Long::longValue).max().orElse(0L);
+    return Map.of("maxMillisBehindLatest", Long.toString(max),
+        "shardsWithLag",
+        Long.toString(millisBehindLatest.values().stream().filter(v -> v > 0).count()));
+  }
+
+  private FetchResult fetch(ShardPosition from, int budget, long maxBytes, long deadline) {
     ShardCursor cursor = new ShardCursor(client, options, from.shardId, from.nextReadStart(),
         from.startAtLatest ? latestIterators.get(from.shardId) : null);
-    FetchResult result = ShardFetch.fetch(cursor, budget, options.maxRecordsPerCall, deadline,
-        System::currentTimeMillis);
+    FetchResult result = ShardFetch.fetch(cursor, budget, maxBytes, options.maxRecordsPerCall,
+        deadline, System::currentTimeMillis);
     if (from.startAtLatest) {
       // Until a LATEST shard yields a record, keep its iterator: a new LATEST iterator would skip
       // whatever arrived in between.

@@ -33,6 +33,8 @@ public final class KinesisOptions implements Serializable {
   public final long minCallIntervalMs;
   public final long maxFetchDurationMs;
   public final long inlineRecordsMaxBytes;
+  /** Bytes one micro-batch reads in all (split over its shards): the driver holds them. */
+  public final long maxBytesPerTrigger;
 
   private KinesisOptions(Map<String, String> o) {
     streamName = o.get("streamname");
@@ -64,6 +66,7 @@ public final class KinesisOptions implements Serializable {
         0, 60_000);
     maxFetchDurationMs = longOption(o, "maxFetchDurationMs", 10_000, 1, 3_600_000);
     inlineRecordsMaxBytes = longOption(o, "inlineRecordsMaxBytes", 64L << 20, 0, 1L << 30);
+    maxBytesPerTrigger = longOption(o, "maxBytesPerTrigger", 128L << 20, 1L << 20, 16L << 30);
   }
 
   public static KinesisOptions parse(Map<String, String> options) {

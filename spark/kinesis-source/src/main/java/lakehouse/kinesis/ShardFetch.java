@@ -5,8 +5,8 @@ import java.util.List;
 import java.util.function.LongSupplier;
 
 /**
- * The driver's bounded read of one shard for one micro-batch: pages until the budget is used, the
- * shard ends, its tip is reached, or the time allowance runs out. Each call asks for no more than
+ * The driver's bounded read of one shard for one micro-batch: pages until the record budget or
+ * the byte budget is used, the shard ends, its tip is reached, or the time allowance runs out. Each call asks for no more than
  * the remaining budget, so every record returned is consumed and the batch's end is simply the
  * last sequence number read.
  */
@@ -15,13 +15,28 @@ public final class ShardFetch {
 
   public static FetchResult fetch(RecordSource source, int budget, int maxRecordsPerCall,
       long deadlineMillis, LongSupplier clock) {
+    return fetch(source, budget, Long.MAX_VALUE, maxRecordsPerCall, deadlineMillis, clock);
+  }
+
+  /**
+   * {@code maxBytes} bounds what the driver holds for this shard: a page is taken whole, so the
+   * result can pass it by at most one page (Kinesis answers at most 10 MB a call).
+   */
+  public static FetchResult fetch(RecordSource source, int budget, long maxBytes,
+      int maxRecordsPerCall, long deadlineMillis, LongSupplier clock) {
     List<KinesisRecord> records = new ArrayList<>();
     boolean drained = false;
     boolean caughtUp = false;
-    while (records.size() < budget) {
+    long bytes = 0;
+    Long behind = null;
+    while (records.size() < budget && bytes < maxBytes) {
       int request = Math.min(maxRecordsPerCall, budget - records.size());
       Page page = source.next(request);
       records.addAll(page.records);
+      for (KinesisRecord r : page.records) {
+        bytes += r.approximateBytes();
+      }
+      behind = page.millisBehindLatest;
       if (page.endOfShard) {
         drained = true;
         break;
@@ -34,6 +49,6 @@ public final class ShardFetch {
         break;
       }
     }
-    return new FetchResult(records, drained, caughtUp);
+    return new FetchResult(records, drained, caughtUp, behind);
   }
 }

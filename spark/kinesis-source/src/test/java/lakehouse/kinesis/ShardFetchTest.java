@@ -90,4 +90,13 @@ class ShardFetchTest {
     assertEquals(30, r.records.size());
     assertFalse(r.caughtUp);
   }
+
+  @Test
+  void aByteBudgetStopsAfterThePageThatReachesIt() {
+    FakeShard shard = new FakeShard(100, 1);
+    long perRecord = FakeShard.record(1).approximateBytes();
+    FetchResult r = ShardFetch.fetch(shard, 1000, 25 * perRecord, 10, NEVER, () -> 0L);
+    assertEquals(30, r.records.size()); // three pages of 10: the third passes 25 records' bytes
+    assertEquals(1000L, r.millisBehindLatest); // the last page was not at the tip
+  }
 }

@@ -1,0 +1,45 @@
+"""The job's status file: what `lakehouse status` shows beyond the processes.
+
+Sections (compaction health, Kinesis lag) come from different threads; each update
+rewrites the whole JSON atomically, so a reader never sees half a file.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+
+class StatusFile:
+    def __init__(self, path: str | Path | None) -> None:
+        self.path = Path(path) if path else None
+        self._sections: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def update(self, **sections: Any) -> None:
+        with self._lock:
+            self._sections.update(sections)
+            if self.path is None:
+                return
+            self._sections["updated_at"] = time.time()
+            temporary = self.path.with_suffix(".tmp")
+            temporary.write_text(json.dumps(self._sections, indent=1, sort_keys=True))
+            temporary.replace(self.path)
+
+
+def source_lag(progress: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The Kinesis source's lag from a query's last progress (its ReportsSourceMetrics)."""
+    if not progress:
+        return None
+    for source in progress.get("sources", []):
+        metrics = source.get("metrics") or {}
+        if "maxMillisBehindLatest" in metrics:
+            return {
+                "batch_id": progress.get("batchId"),
+                "max_millis_behind_latest": int(metrics["maxMillisBehindLatest"]),
+                "shards_with_lag": int(metrics.get("shardsWithLag", 0)),
+            }
+    return None

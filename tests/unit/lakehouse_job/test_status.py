@@ -1,0 +1,34 @@
+"""lakehouse_job.status: the status file and the source's lag."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lakehouse_job.status import StatusFile, source_lag
+
+pytestmark = pytest.mark.unit
+
+
+def test_sections_from_several_writers_end_up_in_one_file(tmp_path: Path) -> None:
+    status = StatusFile(tmp_path / "job-status.json")
+    status.update(compaction={"t": 1})
+    status.update(kinesis_lag={"max_millis_behind_latest": 5})
+    written = json.loads((tmp_path / "job-status.json").read_text())
+    assert written["compaction"] == {"t": 1}
+    assert written["kinesis_lag"] == {"max_millis_behind_latest": 5}
+    StatusFile(None).update(anything=1)  # no file: nothing written, no error
+
+
+def test_the_lag_comes_from_the_kinesis_sources_metrics() -> None:
+    progress = {
+        "batchId": 4,
+        "sources": [{"metrics": {"maxMillisBehindLatest": "1200", "shardsWithLag": "2"}}],
+    }
+    assert source_lag(progress) == {
+        "batch_id": 4,
+        "max_millis_behind_latest": 1200,
+        "shards_with_lag": 2,
+    }
+    assert source_lag(None) is None
+    assert source_lag({"sources": [{"metrics": {}}]}) is None
