@@ -11,12 +11,13 @@ PYTEST      := $(VENV)/bin/pytest
 STAMP       := $(VENV)/.installed-$(PYSPARK_VERSION)
 
 .PHONY: help setup demo test unit-test local-test java-test lint \
-        local-up local-down local-status run load verify clean-state bench lock fault-test
+        local-up local-down local-status run load verify clean-state bench lock fault-test fault-test-long
 
 help:
 	@echo "make demo        set up (first run downloads ~2 GB) and run the pipeline end to end"
 	@echo "make test        set up and run every test (unit, Java, local end-to-end, faults)"
 	@echo "make fault-test  fault injection against the local stack (marker faults)"
+	@echo "make fault-test-long  the same with dependencies paused and restarted (~15 min more)"
 	@echo "make local-up | local-down | local-status   the service stack as host processes"
 	@echo "make run | load | verify                    the streaming job, the load generator, the ledger check"
 	@echo "make bench       benchmark the job (needs the stack: KINESIS_ENGINE=kinesalite make local-up);"
@@ -66,6 +67,10 @@ local-test: setup
 
 # Fault injection against the local stack (signals, loopback-only listeners, ...).
 fault-test: setup
+	$(PYTEST) -m "faults and not long" -q
+
+# Every fault test, dependencies paused and restarted included (~15 min more).
+fault-test-long: setup
 	$(PYTEST) -m faults -q
 
 lint: $(STAMP)

@@ -31,6 +31,7 @@ from lakehouse_tables.rules import (
     NOT_JSON,
     NOT_UTF8,
     OPS,
+    OUT_OF_WINDOW,
     OVERSIZE,
     UNKNOWN_EVENT_TYPE,
     VALID,
@@ -117,8 +118,12 @@ def _check_fields(event: dict[str, Any], spec: TableSpec) -> str | None:
         if value is None:
             continue
         if field_type == "timestamp":
-            if parse_iso_micros(value) is None:
+            micros = parse_iso_micros(value)
+            if micros is None:
                 return INVALID_TIME
+            lo, hi = spec.event_time_window
+            if name in spec.event_time_fields and not lo <= micros <= hi:
+                return OUT_OF_WINDOW
         elif not type_ok(field_type, value):
             return WRONG_TYPES
     if normalise_op(event, spec) is None:

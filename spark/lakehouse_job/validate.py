@@ -123,6 +123,10 @@ class SpecColumns:
             if type_name == "timestamp":
                 invalid = self._present(name) & self.timestamp(name).isNull()
                 found.append((invalid, F.lit(f"{rules.INVALID_TIME_REASON} {name}")))
+                if name in spec.event_time_fields:
+                    lo, hi = spec.event_time_window
+                    outside = ~F.unix_micros(self.timestamp(name)).between(lo, hi)
+                    found.append((outside, F.lit(f"{rules.OUT_OF_WINDOW_REASON} {name}")))
             elif type_name == "string":
                 wrong = F.lit(f"{rules.WRONG_TYPE_REASON} {name}: expected string")
                 found.append((self._not_a_string(name), wrong))

@@ -16,6 +16,9 @@ from typing import Any, Final, Literal, cast
 
 import yaml
 
+from lakehouse_tables.rules import MAX_MICROS, MIN_MICROS
+from lakehouse_tables.timestamps import parse_iso_micros
+
 FieldType = Literal["string", "long", "double", "boolean", "timestamp"]
 TableType = Literal["COPY_ON_WRITE", "MERGE_ON_READ"]
 
@@ -40,13 +43,23 @@ _JSON_LITERAL_LIKE: Final[re.Pattern[str]] = re.compile(r'^[-0-9"{\[]|^(true|fal
 _KEY_TYPES: Final[frozenset[str]] = frozenset({"string", "long"})
 
 _TOP_KEYS: Final[frozenset[str]] = frozenset({"defaults", "event_types"})
-_DEFAULT_KEYS: Final[frozenset[str]] = frozenset({"table_types", "max_record_bytes"})
+_DEFAULT_KEYS: Final[frozenset[str]] = frozenset(
+    {"table_types", "max_record_bytes", "event_time_window"}
+)
 _REQUIRED_ENTRY_KEYS: Final[frozenset[str]] = frozenset(
     {"table", "schema", "record_key", "precombine", "partition_by"}
 )
 _ENTRY_KEYS: Final[frozenset[str]] = _REQUIRED_ENTRY_KEYS | {"op_field"} | _DEFAULT_KEYS
 _BUILTIN_DEFAULTS: Final[Mapping[str, Any]] = MappingProxyType(
-    {"table_types": ["COPY_ON_WRITE", "MERGE_ON_READ"], "max_record_bytes": 65536}
+    {
+        "table_types": ["COPY_ON_WRITE", "MERGE_ON_READ"],
+        "max_record_bytes": 65536,
+        # Every instant rule 9 accepts; tables.yaml narrows it.
+        "event_time_window": {
+            "min": "0001-01-01T00:00:00Z",
+            "max": "9999-12-31T23:59:59.999999Z",
+        },
+    }
 )
 
 
@@ -70,6 +83,15 @@ class TableSpec:
     op_field: str | None
     table_types: tuple[TableType, ...]
     max_record_bytes: int
+    # The event times (precombine and partition_by.from) accepted, in epoch microseconds,
+    # both ends included: one buggy producer must not create thousands of date partitions.
+    event_time_window: tuple[int, int] = (MIN_MICROS, MAX_MICROS)
+
+    @property
+    def event_time_fields(self) -> tuple[str, ...]:
+        """The fields the event-time window applies to, in schema order."""
+        wanted = {self.precombine, self.partition_source}
+        return tuple(name for name in self.schema if name in wanted)
 
     def table_name(self, table_type: TableType) -> str:
         """Hudi table name for one table type, e.g. hudi_orders_cow."""
@@ -199,6 +221,7 @@ def _defaults(raw: object, source: str) -> Mapping[str, Any]:
     merged = {**_BUILTIN_DEFAULTS, **raw}
     _table_types(merged["table_types"], where)
     _max_record_bytes(merged["max_record_bytes"], where)
+    _event_time_window(merged["event_time_window"], where)
     return merged
 
 
@@ -242,6 +265,9 @@ def _spec(event_type: str, entry: object, defaults: Mapping[str, Any], where: st
         table_types=_table_types(entry.get("table_types", defaults["table_types"]), where),
         max_record_bytes=_max_record_bytes(
             entry.get("max_record_bytes", defaults["max_record_bytes"]), where
+        ),
+        event_time_window=_event_time_window(
+            entry.get("event_time_window", defaults["event_time_window"]), where
         ),
     )
 
@@ -316,6 +342,23 @@ def _max_record_bytes(raw: object, where: str) -> int:
             f"{where}: max_record_bytes must be a positive integer, got {raw!r}"
         )
     return raw
+
+
+def _event_time_window(raw: object, where: str) -> tuple[int, int]:
+    if not isinstance(raw, dict) or set(raw) != {"min", "max"}:
+        raise TablesConfigError(
+            f"{where}: event_time_window must be {{min: <timestamp>, max: <timestamp>}}"
+        )
+    # YAML reads an unquoted 2000-01-01T00:00:00Z as a datetime: ask for the text form.
+    bounds = [parse_iso_micros(raw[end]) for end in ("min", "max")]
+    if bounds[0] is None or bounds[1] is None:
+        raise TablesConfigError(
+            f"{where}: event_time_window bounds must be quoted timestamps in the record "
+            f'rules\' form, e.g. "2000-01-01T00:00:00Z", got {raw!r}'
+        )
+    if bounds[0] > bounds[1]:
+        raise TablesConfigError(f"{where}: event_time_window min is after max: {raw!r}")
+    return bounds[0], bounds[1]
 
 
 def _reject_unknown_keys(mapping: dict[Any, Any], allowed: frozenset[str], where: str) -> None:

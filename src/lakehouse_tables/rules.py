@@ -52,6 +52,7 @@ UNKNOWN_EVENT_TYPE: Final = "unknown_event_type"
 MISSING_KEY: Final = "missing_key"
 MISSING_TIME: Final = "missing_time"
 INVALID_TIME: Final = "invalid_time"
+OUT_OF_WINDOW: Final = "out_of_window"
 WRONG_TYPES: Final = "wrong_types"
 INVALID_OP: Final = "invalid_op"
 
@@ -70,6 +71,7 @@ UNKNOWN_EVENT_TYPE_REASON: Final = "unknown event_type"  # ... '<name>'
 MISSING_KEY_REASON: Final = "missing record key"  # ... <field>
 MISSING_TIME_REASON: Final = "missing event time"  # ... <field>
 INVALID_TIME_REASON: Final = "invalid timestamp in"  # ... <field>
+OUT_OF_WINDOW_REASON: Final = "event time outside the window in"  # ... <field>
 WRONG_TYPE_REASON: Final = "wrong type for"  # ... <field>: expected <type>
 OUT_OF_RANGE_REASON: Final = "number out of range for"  # ... <field>
 INVALID_OP_REASON: Final = "invalid op"  # ... '<value>'
@@ -87,6 +89,7 @@ REASON_KINDS: Final[tuple[tuple[str, str], ...]] = (
     (MISSING_KEY_REASON, MISSING_KEY),
     (MISSING_TIME_REASON, MISSING_TIME),
     (INVALID_TIME_REASON, INVALID_TIME),
+    (OUT_OF_WINDOW_REASON, OUT_OF_WINDOW),
     (WRONG_TYPE_REASON, WRONG_TYPES),
     (OUT_OF_RANGE_REASON, WRONG_TYPES),
     (INVALID_OP_REASON, INVALID_OP),

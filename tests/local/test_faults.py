@@ -9,12 +9,14 @@ import os
 import re
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from lakehouse import stack as stack_module
 from lakehouse.job_launcher import job_spec
+from lakehouse.services import metastore_spec
 from lakehouse.supervisor import Supervisor
 from tests.support import scenario as scripted
 from tests.support.checks import assert_sinks_hold
@@ -145,3 +147,63 @@ def test_a_new_checkpoint_never_overwrites_the_raw_copy(run: Run) -> None:
     again = f"s3a://{run.bucket}/{run.prefix}/checkpoint-2"
     run.run_job("--available-now", "--checkpoint", again)
     assert len(run.raw_json_lines("hudi_orders")) == 2 * first  # both reads kept whole
+
+
+def _supervised_job(run: Run, tmp_path: Path) -> Supervisor:
+    supervisor = Supervisor(tmp_path / "run", tmp_path / "logs")
+    job_args = run.job_args("--trigger-seconds", "1", "--max-records-per-shard", "60")
+    supervisor.start(job_spec(run.settings, job_args), progress=lambda _line: None)
+    return supervisor
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("service", ["minio", "metastore", "kinesis"])
+def test_a_dependency_paused_for_30_s_mid_stream_is_survived(
+    stack, run: Run, tmp_path: Path, service: str
+) -> None:
+    s = scripted.build(orders=200, ticks=40, seed=41)
+    half = len(s.records) // 2
+    run.put(s.records[:half])
+    supervisor = _supervised_job(run, tmp_path)
+    try:
+        wait_for(lambda: run.batches_done() >= 1, 300, "a committed micro-batch")
+        if service != "kinesis":
+            run.put(s.records[half:], start=half)
+        pid = stack_module.supervisor_for(stack.settings).status(service).pid
+        assert pid is not None
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            time.sleep(30)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        if service == "kinesis":
+            run.put(s.records[half:], start=half)
+        done = run.batches_done()
+        wait_for(lambda: run.batches_done() > done + 1, 600, "batches after the pause")
+    finally:
+        supervisor.stop("job", timeout_s=120)
+    run.run_job("--available-now", "--final-compaction", "--max-records-per-shard", "500")
+    assert_sinks_hold(run, s)
+
+
+@pytest.mark.long
+def test_the_metastore_killed_and_restarted_mid_stream_is_survived(
+    stack, run: Run, tmp_path: Path
+) -> None:
+    s = scripted.build(orders=200, ticks=40, seed=43)
+    half = len(s.records) // 2
+    run.put(s.records[:half])
+    supervisor = _supervised_job(run, tmp_path)
+    services = stack_module.supervisor_for(stack.settings)
+    try:
+        wait_for(lambda: run.batches_done() >= 1, 300, "a committed micro-batch")
+        services.stop("metastore")
+        run.put(s.records[half:], start=half)
+        time.sleep(20)  # the job fails its sync and is restarted with backoff meanwhile
+        services.start(metastore_spec(stack.settings), progress=lambda _line: None)
+        done = run.batches_done()
+        wait_for(lambda: run.batches_done() > done + 1, 600, "batches after the restart")
+    finally:
+        supervisor.stop("job", timeout_s=120)
+    run.run_job("--available-now", "--final-compaction", "--max-records-per-shard", "500")
+    assert_sinks_hold(run, s)

@@ -60,8 +60,10 @@ def load_vectors(path: Path = RECORDS) -> list[Vector]:
 
 
 def vector_specs() -> Mapping[str, TableSpec]:
-    """The shipped declarations plus extra_tables.yaml's, validated by the job's parser."""
+    """The shipped declarations plus extra_tables.yaml's entries and defaults, validated by
+    the declarations' parser."""
     document = yaml.safe_load(TABLES_YAML.read_text(encoding="utf-8"))
     extra = yaml.safe_load(EXTRA_TABLES.read_text(encoding="utf-8"))
     document["event_types"].update(extra["event_types"])
+    document.setdefault("defaults", {}).update(extra.get("defaults", {}))
     return parse_tables(yaml.safe_dump(document, sort_keys=False), source="vector tables")

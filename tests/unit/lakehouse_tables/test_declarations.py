@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -64,6 +65,8 @@ def test_project_tables_yaml_loads() -> None:
     assert specs["ticker"].op_field is None
     assert orders.table_types == ("COPY_ON_WRITE", "MERGE_ON_READ")
     assert orders.max_record_bytes == 65536
+    assert orders.event_time_window == (946_684_800_000_000, 4_102_444_799_999_999)
+    assert orders.event_time_fields == ("order_ts",)
     assert orders.table_name("MERGE_ON_READ") == "hudi_orders_mor"
     assert orders.table_name("COPY_ON_WRITE") == "hudi_orders_cow"
 
@@ -284,3 +287,20 @@ def test_missing_file_names_the_path(tmp_path: Any) -> None:
 
     with pytest.raises(TablesConfigError, match=f"^{missing}: cannot read"):
         load_tables(missing)
+
+
+@pytest.mark.parametrize(
+    ("window", "message"),
+    [
+        ({"min": "2000-01-01T00:00:00Z"}, "must be {min: <timestamp>, max: <timestamp>}"),
+        ({"min": "2000-01-01", "max": "2001-01-01T00:00:00Z"}, "must be quoted timestamps"),
+        ({"min": "2001-01-01T00:00:00Z", "max": "2000-01-01T00:00:00Z"}, "min is after max"),
+    ],
+)
+def test_a_bad_event_time_window_names_the_problem(window: dict[str, str], message: str) -> None:
+    document = yaml.safe_load(TABLES_YAML.read_text())
+    document["event_types"]["orders"]["event_time_window"] = window
+    with pytest.raises(TablesConfigError, match=r"event_types\.orders: event_time_window"):
+        parse_tables(yaml.safe_dump(document))
+    with pytest.raises(TablesConfigError, match=re.escape(message)):
+        parse_tables(yaml.safe_dump(document))

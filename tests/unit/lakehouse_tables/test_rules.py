@@ -21,6 +21,7 @@ pytestmark = pytest.mark.unit
         ("missing record key order_id", rules.MISSING_KEY),
         ("missing event time order_ts", rules.MISSING_TIME),
         ("invalid timestamp in order_ts", rules.INVALID_TIME),
+        ("event time outside the window in order_ts", rules.OUT_OF_WINDOW),
         ("wrong type for amount: expected double", rules.WRONG_TYPES),
         ("number out of range for amount", rules.WRONG_TYPES),
         ("invalid op 'x'", rules.INVALID_OP),
@@ -39,6 +40,6 @@ def test_every_kind_but_valid_has_a_reason() -> None:
     kinds = {kind for _, kind in rules.REASON_KINDS}
     assert kinds == {
         rules.EMPTY, rules.OVERSIZE, rules.NOT_UTF8, rules.NOT_JSON, rules.UNKNOWN_EVENT_TYPE,
-        rules.MISSING_KEY, rules.MISSING_TIME, rules.INVALID_TIME, rules.WRONG_TYPES,
-        rules.INVALID_OP,
+        rules.MISSING_KEY, rules.MISSING_TIME, rules.INVALID_TIME, rules.OUT_OF_WINDOW,
+        rules.WRONG_TYPES, rules.INVALID_OP,
     }  # fmt: skip
