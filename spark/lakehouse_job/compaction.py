@@ -86,6 +86,10 @@ class CompactionRunner:
         so read-optimized views show the final state)."""
         self.spark.conf.set("hoodie.compact.inline.max.delta.commits", "1")
         for path, options in dict(self.tables()).items():
+            # First the plans left pending (by this run, or one that stopped before executing
+            # them): scheduleAndExecute only executes the plan it schedules, and that plan
+            # leaves out the file groups a pending one holds.
+            self._call("run", path, options)
             self._call("scheduleAndExecute", path, options)
 
     def _loop(self) -> None:

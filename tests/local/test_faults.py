@@ -207,3 +207,25 @@ def test_the_metastore_killed_and_restarted_mid_stream_is_survived(
         supervisor.stop("job", timeout_s=120)
     run.run_job("--available-now", "--final-compaction", "--max-records-per-shard", "500")
     assert_sinks_hold(run, s)
+
+
+def test_a_stream_recreated_under_its_name_fails_the_job_loudly(run: Run) -> None:
+    s = scripted.build(orders=40, ticks=10, seed=7)
+    run.put(s.records)
+    run.run_job("--available-now")
+    client = run.kinesis()
+    client.delete_stream(StreamName=run.stream)
+
+    def gone() -> bool:
+        try:
+            client.describe_stream_summary(StreamName=run.stream)
+        except client.exceptions.ResourceNotFoundException:
+            return True
+        return False
+
+    wait_for(gone, 60, "the stream to be deleted")
+    run.create_stream(shards=2)
+    run.put(s.records)
+    job = run.start_job("--available-now")  # the old checkpoint, the new stream
+    assert job.wait(300) != 0
+    assert "was deleted and recreated" in run.log.read_text(errors="replace")

@@ -52,6 +52,7 @@ final class KinesisMicroBatchStream
   private final Map<String, Long> millisBehindLatest = new ConcurrentHashMap<>();
   private AmazonKinesis client;
   private ShardLister lister;
+  private String streamIdentity;
   private ExecutorService fetchPool;
   private long batchCounter;
   private boolean availableNow;
@@ -59,6 +60,14 @@ final class KinesisMicroBatchStream
   KinesisMicroBatchStream(KinesisOptions options, String checkpointLocation) {
     this.options = options;
     this.checkpointLocation = checkpointLocation;
+  }
+
+  /** The stream's incarnation, asked once per query run (it cannot change under a name). */
+  private synchronized String streamIdentity() {
+    if (streamIdentity == null) {
+      streamIdentity = lister.identity();
+    }
+    return streamIdentity;
   }
 
   private synchronized AmazonKinesis client() {
@@ -80,7 +89,8 @@ final class KinesisMicroBatchStream
     InitialOffsetStore store = new InitialOffsetStore(checkpointLocation,
         SparkSession.active().sparkContext().hadoopConfiguration());
     return new KinesisOffset(store.loadOrCreate(() ->
-        ShardLineage.initial(options.streamName, lister.list(), options.startingPosition)));
+        ShardLineage.initial(options.streamName, lister.list(), options.startingPosition)
+            .withIdentity(streamIdentity())));
   }
 
   @Override
@@ -116,8 +126,17 @@ final class KinesisMicroBatchStream
   @Override
   public Offset latestOffset(Offset startOffset, ReadLimit limit) {
     client();
+    StreamOffset start = state(startOffset);
+    String identity = streamIdentity();
+    if (start.streamIdentity != null && !start.streamIdentity.equals(identity)) {
+      throw new IllegalStateException("The checkpoint " + checkpointLocation + " holds positions in"
+          + " Kinesis stream '" + options.streamName + "' as it was (" + start.streamIdentity
+          + "), but that stream was deleted and recreated (now " + identity + "): its sequence"
+          + " numbers mean nothing in the new one, and reading on would skip or repeat records."
+          + " Use a new checkpoint location for the new stream.");
+    }
     List<ShardDescription> listed = lister.list();
-    StreamOffset base = ShardLineage.reconcile(state(startOffset), listed);
+    StreamOffset base = ShardLineage.reconcile(start, listed).withIdentity(identity);
     List<String> readable = new ArrayList<>(ShardLineage.readableShards(base));
     if (availableNow) {
       // A caught-up shard is done for this run, unless Kinesis has closed it: then it is read

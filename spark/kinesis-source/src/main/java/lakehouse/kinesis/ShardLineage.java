@@ -49,7 +49,7 @@ public final class ShardLineage {
         positions.add(ShardPosition.trimHorizon(d.shardId, d.parentShardIds));
       }
     }
-    return new StreamOffset(current.streamName, positions);
+    return new StreamOffset(current.streamName, current.streamIdentity, positions);
   }
 
   /**

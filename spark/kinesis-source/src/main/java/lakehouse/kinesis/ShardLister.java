@@ -9,6 +9,7 @@ import com.amazonaws.services.kinesis.model.ListShardsRequest;
 import com.amazonaws.services.kinesis.model.ListShardsResult;
 import com.amazonaws.services.kinesis.model.ResourceNotFoundException;
 import com.amazonaws.services.kinesis.model.Shard;
+import com.amazonaws.services.kinesis.model.StreamDescription;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -27,6 +28,31 @@ public final class ShardLister {
     for (int attempt = 1; ; attempt++) {
       try {
         return describe(listRaw());
+      } catch (ResourceNotFoundException e) {
+        throw new IllegalArgumentException("Kinesis stream '" + options.streamName
+            + "' does not exist at " + options.endpointDescription() + ".", e);
+      } catch (LimitExceededException e) {
+        if (!backoff.canRetry(attempt)) {
+          throw e;
+        }
+        Sleep.millis(backoff.delayMs(attempt));
+      }
+    }
+  }
+
+  /**
+   * The stream's incarnation: its ARN and creation time. A stream deleted and recreated under the
+   * same name has the same ARN but another creation time (DescribeStream, which every emulator
+   * answers, with one shard asked for).
+   */
+  public String identity() {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        StreamDescription d = client.describeStream(new DescribeStreamRequest()
+            .withStreamName(options.streamName).withLimit(1)).getStreamDescription();
+        long created = d.getStreamCreationTimestamp() == null
+            ? 0L : d.getStreamCreationTimestamp().getTime();
+        return d.getStreamARN() + "@" + created;
       } catch (ResourceNotFoundException e) {
         throw new IllegalArgumentException("Kinesis stream '" + options.streamName
             + "' does not exist at " + options.endpointDescription() + ".", e);

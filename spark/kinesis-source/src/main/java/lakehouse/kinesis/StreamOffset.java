@@ -25,10 +25,21 @@ public final class StreamOffset implements Serializable {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   public final String streamName;
+  /**
+   * Which incarnation of the named stream the positions belong to (its ARN and creation time,
+   * {@link ShardLister#identity()}); null in offsets written before it was recorded. Sequence
+   * numbers of a stream deleted and recreated under the same name mean nothing in the new one.
+   */
+  public final String streamIdentity;
   private final TreeMap<String, ShardPosition> shards;
 
   public StreamOffset(String streamName, Collection<ShardPosition> positions) {
+    this(streamName, null, positions);
+  }
+
+  public StreamOffset(String streamName, String streamIdentity, Collection<ShardPosition> positions) {
     this.streamName = streamName;
+    this.streamIdentity = streamIdentity;
     this.shards = new TreeMap<>();
     for (ShardPosition p : positions) {
       shards.put(p.shardId, p);
@@ -52,13 +63,21 @@ public final class StreamOffset implements Serializable {
     List<ShardPosition> all = new ArrayList<>(shards.values());
     all.removeIf(p -> p.shardId.equals(position.shardId));
     all.add(position);
-    return new StreamOffset(streamName, all);
+    return new StreamOffset(streamName, streamIdentity, all);
+  }
+
+  /** A copy that names the stream incarnation its positions belong to. */
+  public StreamOffset withIdentity(String identity) {
+    return new StreamOffset(streamName, identity, shards.values());
   }
 
   public String toJson() {
     ObjectNode root = JSON.createObjectNode();
     root.put("version", VERSION);
     root.put("stream", streamName);
+    if (streamIdentity != null) {
+      root.put("streamIdentity", streamIdentity);
+    }
     ObjectNode shardsNode = root.putObject("shards");
     for (ShardPosition p : shards.values()) {
       ObjectNode s = shardsNode.putObject(p.shardId);
@@ -104,7 +123,8 @@ public final class StreamOffset implements Serializable {
           s.path("startAtLatest").asBoolean(false), textOrNull(s, "firstSequenceNumber"),
           s.path("drained").asBoolean(false)));
     }
-    return new StreamOffset(root.path("stream").asText(null), positions);
+    return new StreamOffset(root.path("stream").asText(null), textOrNull(root, "streamIdentity"),
+        positions);
   }
 
   private static String textOrNull(JsonNode node, String field) {

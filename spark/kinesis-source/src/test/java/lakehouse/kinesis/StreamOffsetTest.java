@@ -63,4 +63,19 @@ class StreamOffsetTest {
     assertThrows(IllegalArgumentException.class, () -> StreamOffset.fromJson("{\"a\":1}"));
     assertThrows(IllegalArgumentException.class, () -> StreamOffset.fromJson("not json"));
   }
+
+  @Test
+  void theStreamIdentityTravelsWithThePositions() {
+    String identity = "arn:aws:kinesis:us-east-1:000000000000:stream/orders@1795400000000";
+    StreamOffset offset = new StreamOffset("orders", List.of(
+        ShardPosition.trimHorizon("shardId-000000000000", List.of()))).withIdentity(identity);
+    StreamOffset moved = offset.with(
+        new ShardPosition("shardId-000000000000", List.of(), "42", false, null, false));
+
+    assertEquals(identity, moved.streamIdentity);
+    assertEquals(identity, StreamOffset.fromJson(moved.toJson()).streamIdentity);
+    // Offsets written before the identity was recorded still load, without one.
+    String old = new StreamOffset("orders", offset.shards()).toJson();
+    assertEquals(null, StreamOffset.fromJson(old).streamIdentity);
+  }
 }
