@@ -62,7 +62,8 @@ def cmd_status(settings: Settings, _: argparse.Namespace) -> int:
     _say(stack.format_status_table(rows))
     total = sum(r.rss_mb or 0 for r in rows)
     _say(f"\nTotal resident memory of running services: {total:.0f} MiB")
-    report = job_launcher.job_report(settings)
+    running_job = any(row.name == stack.JOB for row in rows)
+    report = job_launcher.job_report(settings) if running_job else []
     if report:
         _say("")
         _say("\n".join(report))
