@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +17,7 @@ from lakehouse import installers
 from lakehouse import stack as stack_module
 from lakehouse.clients import kinesis_client
 from lakehouse.config import Settings, load_settings
+from tests.support.pipeline import Run
 
 
 @dataclass(frozen=True)
@@ -81,3 +83,11 @@ def spark_jars(stack_settings: Settings) -> list[str]:
     jars = installers.ensure_spark_jars(stack_settings)
     source = installers.ensure_kinesis_source_jar(stack_settings)
     return [str(j) for j in [*jars, source]]
+
+
+@pytest.fixture
+def run(stack: Stack, tmp_path: Path) -> Run:
+    """An isolated run of the job: its own stream (2 shards), tables and checkpoint."""
+    r = Run.new(stack.settings, tmp_path)
+    r.create_stream(shards=2)
+    return r

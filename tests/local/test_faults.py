@@ -27,13 +27,6 @@ pytestmark = pytest.mark.faults
 LOOPBACK = ("127.0.0.1:", "[::ffff:127.0.0.1]:", "[::1]:")
 
 
-@pytest.fixture
-def run(stack, tmp_path: Path) -> Run:
-    r = Run.new(stack.settings, tmp_path)
-    r.create_stream(shards=2)
-    return r
-
-
 def test_sigterm_to_the_job_group_stops_it_between_batches(run: Run) -> None:
     s = scripted.build(orders=300, ticks=60, seed=23)
     half = len(s.records) // 2

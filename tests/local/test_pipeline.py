@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-from pathlib import Path
 
 import pytest
 
@@ -17,13 +16,6 @@ from tests.support.checks import assert_sinks_hold
 from tests.support.pipeline import Run, wait_for
 
 pytestmark = pytest.mark.local
-
-
-@pytest.fixture
-def run(stack, tmp_path: Path) -> Run:
-    r = Run.new(stack.settings, tmp_path)
-    r.create_stream(shards=2)
-    return r
 
 
 def test_scripted_stream_reaches_every_sink_exactly(run: Run) -> None:

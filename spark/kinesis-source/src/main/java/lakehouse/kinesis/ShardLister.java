@@ -12,6 +12,7 @@ import com.amazonaws.services.kinesis.model.Shard;
 import com.amazonaws.services.kinesis.model.StreamDescription;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 
 /** Lists a stream's shards (all of them, open and closed, within retention). */
 public final class ShardLister {
@@ -25,9 +26,14 @@ public final class ShardLister {
   }
 
   public List<ShardDescription> list() {
+    return withRetries(() -> describe(listRaw()));
+  }
+
+  /** Throttling is retried with backoff; a missing stream is an error naming it. */
+  private <T> T withRetries(Supplier<T> call) {
     for (int attempt = 1; ; attempt++) {
       try {
-        return describe(listRaw());
+        return call.get();
       } catch (ResourceNotFoundException e) {
         throw new IllegalArgumentException("Kinesis stream '" + options.streamName
             + "' does not exist at " + options.endpointDescription() + ".", e);
@@ -46,23 +52,13 @@ public final class ShardLister {
    * answers, with one shard asked for).
    */
   public String identity() {
-    for (int attempt = 1; ; attempt++) {
-      try {
-        StreamDescription d = client.describeStream(new DescribeStreamRequest()
-            .withStreamName(options.streamName).withLimit(1)).getStreamDescription();
-        long created = d.getStreamCreationTimestamp() == null
-            ? 0L : d.getStreamCreationTimestamp().getTime();
-        return d.getStreamARN() + "@" + created;
-      } catch (ResourceNotFoundException e) {
-        throw new IllegalArgumentException("Kinesis stream '" + options.streamName
-            + "' does not exist at " + options.endpointDescription() + ".", e);
-      } catch (LimitExceededException e) {
-        if (!backoff.canRetry(attempt)) {
-          throw e;
-        }
-        Sleep.millis(backoff.delayMs(attempt));
-      }
-    }
+    return withRetries(() -> {
+      StreamDescription d = client.describeStream(new DescribeStreamRequest()
+          .withStreamName(options.streamName).withLimit(1)).getStreamDescription();
+      long created = d.getStreamCreationTimestamp() == null
+          ? 0L : d.getStreamCreationTimestamp().getTime();
+      return d.getStreamARN() + "@" + created;
+    });
   }
 
   private List<Shard> listRaw() {
