@@ -9,6 +9,7 @@ master forwards them to its workers; the others say how many processes and users
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
@@ -73,11 +74,7 @@ class LoadOptions:
     aws_secret_access_key: str = _user("", "AWS secret key", web=False)
 
     def replace(self, **changes: Any) -> LoadOptions:
-        values = {f.name: getattr(self, f.name) for f in fields(self)}
-        unknown = set(changes) - set(values)
-        if unknown:
-            raise TypeError(f"unknown load options: {sorted(unknown)}")
-        return LoadOptions(**{**values, **changes})
+        return dataclasses.replace(self, **changes)  # TypeError naming an unknown option
 
     def user_args(self) -> list[str]:
         """The Locust user's options as command-line flags, e.g. ['--stream-name', 'events'].

@@ -22,12 +22,11 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import FrameType
 from typing import IO, Any
 
+from lakehouse.interrupts import sigterm_interrupts
 from loadgen import options as load_options
 from loadgen.options import LoadOptions
 
@@ -83,17 +82,13 @@ def run_load(
         stderr=subprocess.STDOUT if log else None,
         start_new_session=True,  # its own group: a signal to it reaches the forked workers
     )
-    # SIGTERM to this command stops Locust too (signal handlers: main thread only).
-    in_main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt) if in_main else None
     try:
-        return process.wait(timeout=timeout)
+        with sigterm_interrupts():  # SIGTERM to this command stops Locust too
+            return process.wait(timeout=timeout)
     except BaseException:
         stop(process, opts.stop_timeout + 30)
         raise
     finally:
-        if in_main:
-            signal.signal(signal.SIGTERM, previous)
         if log:
             log.close()
 
@@ -111,10 +106,6 @@ def stop(process: subprocess.Popen[Any], grace_s: float) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
     process.wait()
-
-
-def _raise_interrupt(signum: int, _frame: FrameType | None) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

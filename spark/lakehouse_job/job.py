@@ -19,7 +19,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -30,7 +29,7 @@ from lakehouse_job.dedupe import dedupe
 from lakehouse_job.hudi_options import PROFILES, SinkSettings, merge_options, table_path
 from lakehouse_job.parse import REASON, split_batch
 from lakehouse_job.progress import ProgressLog
-from lakehouse_job.status import StatusFile, source_lag
+from lakehouse_job.status import LagListener, StatusFile
 from lakehouse_job.writer_lock import WriterLock, WriterLockError
 from lakehouse_tables import columns
 from lakehouse_tables.declarations import TableSpec, default_tables_path, load_tables
@@ -428,21 +427,18 @@ def run(args: argparse.Namespace) -> int:
         stream_writer = stream_writer.trigger(processingTime=f"{args.trigger_seconds} seconds")
     if args.metrics_file:
         spark.streams.addListener(ProgressLog(args.metrics_file))
+    if args.status_file:
+        spark.streams.addListener(LagListener(status))
     query = stream_writer.start()
     log.info(
         "streaming from %s into %s (checkpoint %s)", args.stream, args.warehouse, args.checkpoint
     )
     watchdog = TriggerWatchdog(args.batch_timeout)
-    reported_lag: dict[str, Any] | None = None
     while query.isActive:
         if stop.requested or compactor.failed:
             _stop_between_batches(query)
             break
         watchdog.check(bool(query.status.get("isTriggerActive")))
-        lag = source_lag(query.lastProgress)
-        if lag is not None and lag != reported_lag:
-            status.update(kinesis_lag=lag)
-            reported_lag = lag
         query.awaitTermination(1)
     compactor.stop()
     if compactor.failed:

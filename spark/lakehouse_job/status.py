@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pyspark.sql.streaming import StreamingQueryListener
+
 
 class StatusFile:
     def __init__(self, path: str | Path | None) -> None:
@@ -28,6 +30,27 @@ class StatusFile:
             temporary = self.path.with_suffix(".tmp")
             temporary.write_text(json.dumps(self._sections, indent=1, sort_keys=True))
             temporary.replace(self.path)
+
+
+class LagListener(StreamingQueryListener):
+    """Puts the Kinesis source's lag into the status file after each micro-batch."""
+
+    def __init__(self, status: StatusFile) -> None:
+        self.status = status
+
+    def onQueryStarted(self, event: Any) -> None:
+        pass
+
+    def onQueryProgress(self, event: Any) -> None:
+        lag = source_lag(json.loads(event.progress.json))
+        if lag is not None:
+            self.status.update(kinesis_lag=lag)
+
+    def onQueryIdle(self, event: Any) -> None:
+        pass
+
+    def onQueryTerminated(self, event: Any) -> None:
+        pass
 
 
 def source_lag(progress: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -3,10 +3,9 @@
 Two queries on one checkpoint would commit the same offsets twice and race on the Hudi
 tables (the copy-on-write tables and the quarantine have no concurrency control). The
 lock is an exclusive flock on a file named after the checkpoint (and one after the
-warehouse), held for the life of
-the process and released by the kernel however it ends (kill -9 included), so a crashed
-job never leaves a stale lock. It guards one machine: local mode, or one job container;
-two hosts writing one checkpoint are not detected.
+warehouse), held for the life of the process and released by the kernel however it ends
+(kill -9 included), so a crashed job never leaves a stale lock. It guards one machine:
+local mode, or one job container; two hosts writing one checkpoint are not detected.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from typing import IO
 
 
 class WriterLockError(RuntimeError):
-    """Another job holds the checkpoint."""
+    """Another job holds the checkpoint or the warehouse."""
 
 
 class WriterLock:

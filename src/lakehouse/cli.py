@@ -15,6 +15,7 @@ from lakehouse import demo, installers, job_launcher, stack
 from lakehouse.bootstrap import BootstrapError
 from lakehouse.config import ConfigError, Settings, load_settings
 from lakehouse.installers import InstallError
+from lakehouse.interrupts import sigterm_interrupts
 from lakehouse.supervisor import ServiceError
 
 
@@ -84,10 +85,6 @@ def cmd_java_test(settings: Settings, _: argparse.Namespace) -> int:
     return installers.run_kinesis_source_tests(settings)
 
 
-def _interrupt(signum: int, _frame: object) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
 def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     """The streaming job: in the foreground (Ctrl-C stops after the batch in flight)
     or, with --background, supervised like the services (`down` stops it)."""
@@ -100,15 +97,12 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
         return 0
     command = job_launcher.job_command(job_args)
     process = subprocess.Popen(command, env=job_launcher.job_env(settings))
-    # SIGTERM to this command must stop the job too, not orphan it.
-    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
-        return process.wait()
+        with sigterm_interrupts():  # SIGTERM to this command stops the job too
+            return process.wait()
     except KeyboardInterrupt:
         process.send_signal(signal.SIGTERM)  # the job stops after the batch in flight
         return process.wait()
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 # Load options the settings decide (the local stream and where its ledger goes).

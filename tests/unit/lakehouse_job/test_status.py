@@ -2,10 +2,11 @@
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from lakehouse_job.status import StatusFile, source_lag
+from lakehouse_job.status import LagListener, StatusFile, source_lag
 
 pytestmark = pytest.mark.unit
 
@@ -32,3 +33,11 @@ def test_the_lag_comes_from_the_kinesis_sources_metrics() -> None:
     }
     assert source_lag(None) is None
     assert source_lag({"sources": [{"metrics": {}}]}) is None
+
+
+def test_the_listener_writes_each_batchs_lag(tmp_path: Path) -> None:
+    progress = {"batchId": 9, "sources": [{"metrics": {"maxMillisBehindLatest": "300"}}]}
+    event = SimpleNamespace(progress=SimpleNamespace(json=json.dumps(progress)))
+    LagListener(StatusFile(tmp_path / "s.json")).onQueryProgress(event)
+    written = json.loads((tmp_path / "s.json").read_text())["kinesis_lag"]
+    assert written == {"batch_id": 9, "max_millis_behind_latest": 300, "shards_with_lag": 0}
