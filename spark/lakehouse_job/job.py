@@ -31,6 +31,7 @@ from lakehouse_job.hudi_options import PROFILES, SinkSettings, merge_options, ta
 from lakehouse_job.parse import REASON, split_batch
 from lakehouse_job.progress import ProgressLog
 from lakehouse_job.status import LagListener, StatusFile
+from lakehouse_job.table_recovery import clear_unfinished_tables
 from lakehouse_job.writer_lock import WriterLock, WriterLockError
 from lakehouse_tables import columns
 from lakehouse_tables.declarations import TableSpec, default_tables_path, load_tables
@@ -307,6 +308,12 @@ class BatchWriter:
                 out.write(line + "\n")
 
 
+def hudi_table_paths(specs: Mapping[str, TableSpec], sink: SinkSettings) -> list[str]:
+    """Every Hudi table the job writes: each declared table type, and the quarantine."""
+    paths = [table_path(sink, spec, t) for spec in specs.values() for t in spec.table_types]
+    return [*paths, sinks.quarantine_table_path(sink)]
+
+
 def existing_mor_tables(
     spark: SparkSession, specs: Mapping[str, TableSpec], sink: SinkSettings
 ) -> dict[str, dict[str, str]]:
@@ -413,6 +420,7 @@ def run(args: argparse.Namespace) -> int:
     stop = GracefulStop()
     if args.writer == "hudi-streaming-sink":
         return _run_hudi_streaming_sink(spark, args, specs, sink, stop)
+    clear_unfinished_tables(spark, hudi_table_paths(specs, sink))
     writer = BatchWriter(specs, sink, args.metrics_file, args.parallel_writes, crash)
     # Tables an earlier run wrote are compacted from the start: a plan it left, or the final
     # compaction, must not wait for this run to bring new rows to the table.

@@ -7,6 +7,7 @@ process and no port of ours is left.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,8 +87,12 @@ def spark_jars(stack_settings: Settings) -> list[str]:
 
 
 @pytest.fixture
-def run(stack: Stack, tmp_path: Path) -> Run:
-    """An isolated run of the job: its own stream (2 shards), tables and checkpoint."""
+def run(stack: Stack, tmp_path: Path) -> Iterator[Run]:
+    """An isolated run of the job: its own stream (2 shards), tables and checkpoint. The
+    stream is deleted afterwards: the local engines cap the shards of all streams (50)."""
     r = Run.new(stack.settings, tmp_path)
     r.create_stream(shards=2)
-    return r
+    yield r
+    client = r.kinesis()
+    with contextlib.suppress(client.exceptions.ResourceNotFoundException):  # a test's own
+        client.delete_stream(StreamName=r.stream, EnforceConsumerDeletion=True)
