@@ -5,8 +5,6 @@ import com.amazonaws.services.kinesis.model.ExpiredIteratorException;
 import com.amazonaws.services.kinesis.model.GetRecordsRequest;
 import com.amazonaws.services.kinesis.model.GetRecordsResult;
 import com.amazonaws.services.kinesis.model.GetShardIteratorRequest;
-import com.amazonaws.services.kinesis.model.LimitExceededException;
-import com.amazonaws.services.kinesis.model.ProvisionedThroughputExceededException;
 import com.amazonaws.services.kinesis.model.Record;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -14,15 +12,16 @@ import java.util.List;
 
 /**
  * Reads one shard forward with GetRecords, hiding the shard iterator: acquires it from a
- * {@link StartingPoint}, paces calls per shard, backs off when throttled and, when the iterator
- * expires (5 minutes), re-acquires it right after the last record returned.
+ * {@link StartingPoint}, paces calls per shard, retries what Kinesis fails with (bounded and
+ * logged, {@link KinesisRetry}) and, when the iterator expires (5 minutes), re-acquires it right
+ * after the last record returned.
  */
 public final class ShardCursor implements RecordSource {
   private final AmazonKinesis client;
   private final KinesisOptions options;
   private final String shardId;
   private final ShardRateLimiter limiter;
-  private final Backoff backoff = Backoff.defaults();
+  private KinesisRetry retry;
   private StartingPoint resumeFrom;
   private String iterator;
 
@@ -34,6 +33,14 @@ public final class ShardCursor implements RecordSource {
     this.resumeFrom = start;
     this.iterator = existingIterator;
     this.limiter = ShardRateLimiter.global();
+    withBackoff(Backoff.defaults(), Sleep::millis);
+  }
+
+  /** Another backoff (tests: a short one that does not sleep). */
+  ShardCursor withBackoff(Backoff backoff, KinesisRetry.Sleeper sleeper) {
+    retry = new KinesisRetry(backoff, "stream '" + options.streamName + "' shard " + shardId
+        + " at " + options.endpointDescription(), sleeper);
+    return this;
   }
 
   /** The iterator to continue from (null once the shard has ended). */
@@ -55,14 +62,9 @@ public final class ShardCursor implements RecordSource {
         return toPage(result);
       } catch (ExpiredIteratorException e) {
         iterator = null; // re-acquired from resumeFrom on the next attempt
-        if (!backoff.canRetry(attempt)) {
-          throw e;
-        }
-      } catch (ProvisionedThroughputExceededException e) {
-        if (!backoff.canRetry(attempt)) {
-          throw e;
-        }
-        Sleep.millis(backoff.delayMs(attempt));
+        retry.failed("GetRecords", attempt, e);
+      } catch (RuntimeException e) {
+        retry.failed("GetRecords", attempt, e);
       }
     }
   }
@@ -91,11 +93,8 @@ public final class ShardCursor implements RecordSource {
     for (int attempt = 1; ; attempt++) {
       try {
         return client.getShardIterator(request).getShardIterator();
-      } catch (LimitExceededException | ProvisionedThroughputExceededException e) {
-        if (!backoff.canRetry(attempt)) {
-          throw e;
-        }
-        Sleep.millis(backoff.delayMs(attempt));
+      } catch (RuntimeException e) {
+        retry.failed("GetShardIterator", attempt, e);
       }
     }
   }
