@@ -138,11 +138,11 @@ final class KinesisMicroBatchStream
     List<ShardDescription> listed = lister.list();
     StreamOffset base = ShardLineage.reconcile(start, listed).withIdentity(identity);
     List<String> readable = new ArrayList<>(ShardLineage.readableShards(base));
+    Set<String> closed = new HashSet<>();
+    listed.stream().filter(d -> d.closed).forEach(d -> closed.add(d.shardId));
     if (availableNow) {
       // A caught-up shard is done for this run, unless Kinesis has closed it: then it is read
       // once more to see its end, so that its children (which hold the newer records) are read.
-      Set<String> closed = new HashSet<>();
-      listed.stream().filter(d -> d.closed).forEach(d -> closed.add(d.shardId));
       readable.removeIf(id -> caughtUp.contains(id) && !closed.contains(id));
     }
     Map<String, Integer> budgets = BatchBudget.allocate(readable, options.maxRecordsPerShard,
@@ -154,7 +154,8 @@ final class KinesisMicroBatchStream
     for (Map.Entry<String, Integer> e : budgets.entrySet()) {
       ShardPosition from = base.get(e.getKey()).orElseThrow();
       futures.put(e.getKey(),
-          fetchPool.submit(() -> fetch(from, e.getValue(), bytesPerShard, deadline)));
+          fetchPool.submit(() -> fetch(from, e.getValue(), bytesPerShard, deadline,
+              closed.contains(from.shardId))));
     }
 
     StreamOffset end = base;
@@ -195,11 +196,12 @@ final class KinesisMicroBatchStream
         Long.toString(millisBehindLatest.values().stream().filter(v -> v > 0).count()));
   }
 
-  private FetchResult fetch(ShardPosition from, int budget, long maxBytes, long deadline) {
+  private FetchResult fetch(ShardPosition from, int budget, long maxBytes, long deadline,
+      boolean closed) {
     ShardCursor cursor = new ShardCursor(client, options, from.shardId, from.nextReadStart(),
         from.startAtLatest ? latestIterators.get(from.shardId) : null);
     FetchResult result = ShardFetch.fetch(cursor, budget, maxBytes, options.maxRecordsPerCall,
-        deadline, System::currentTimeMillis);
+        deadline, System::currentTimeMillis, closed);
     if (from.startAtLatest) {
       // Until a LATEST shard yields a record, keep its iterator: a new LATEST iterator would skip
       // whatever arrived in between.
