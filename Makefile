@@ -11,13 +11,15 @@ PYTEST      := $(VENV)/bin/pytest
 STAMP       := $(VENV)/.installed-$(PYSPARK_VERSION)
 
 .PHONY: help setup demo test unit-test local-test java-test lint \
-        local-up local-down local-status run load verify clean-state bench lock fault-test fault-test-long
+        local-up local-down local-status run load verify clean-state bench lock fault-test fault-test-long nemesis
 
 help:
 	@echo "make demo        set up (first run downloads ~2 GB) and run the pipeline end to end"
 	@echo "make test        set up and run every test (unit, Java, local end-to-end, faults)"
 	@echo "make fault-test  fault injection against the local stack (marker faults)"
-	@echo "make fault-test-long  the same with dependencies paused and restarted (~15 min more)"
+	@echo "make fault-test-long  the same with dependencies paused and restarted, every crash point (~25 min more)"
+	@echo "make nemesis     10-minute soak under Locust load: random job kills and dependency restarts,"
+	@echo "                 then the ledger check; figures in bench/results/nemesis-<timestamp>.json"
 	@echo "make local-up | local-down | local-status   the service stack as host processes"
 	@echo "make run | load | verify                    the streaming job, the load generator, the ledger check"
 	@echo "make bench       benchmark the job (needs the stack: KINESIS_ENGINE=kinesalite make local-up);"
@@ -69,9 +71,14 @@ local-test: setup
 fault-test: setup
 	$(PYTEST) -m "faults and not long" -q
 
-# Every fault test, dependencies paused and restarted included (~15 min more).
+# Every fault test, dependencies paused and restarted included (~25 min more).
 fault-test-long: setup
-	$(PYTEST) -m faults -q
+	$(PYTEST) -m "faults and not soak" -q
+
+# The nemesis soak (tests/local/test_nemesis.py); NEMESIS_SECONDS=600 by default.
+nemesis: setup
+	mkdir -p bench/results
+	NEMESIS_RESULTS=bench/results/nemesis-$$(date +%Y%m%dT%H%M%S).json $(PYTEST) -m soak -q -s
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

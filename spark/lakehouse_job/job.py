@@ -25,6 +25,7 @@ from pyspark.sql import functions as F
 
 from lakehouse_job import envelope, sinks
 from lakehouse_job.compaction import CompactionRunner
+from lakehouse_job.crash_points import CrashPoints
 from lakehouse_job.dedupe import dedupe
 from lakehouse_job.hudi_options import PROFILES, SinkSettings, merge_options, table_path
 from lakehouse_job.parse import REASON, split_batch
@@ -187,8 +188,10 @@ class BatchWriter:
         sink: SinkSettings,
         metrics_file: str | None,
         parallel_writes: int = 3,
+        crash: CrashPoints | None = None,
     ) -> None:
         self.specs = specs
+        self.crash = crash or CrashPoints()
         self.sink = sink
         self.parallel_writes = parallel_writes
         self.metrics_file = Path(metrics_file) if metrics_file else None
@@ -220,7 +223,9 @@ class BatchWriter:
                 copies.append(
                     Write(
                         f"{spec.table}_json",
-                        partial(sinks.write_raw_json, rows, spec, self.sink, batch_id),
+                        partial(
+                            sinks.write_raw_json, split.raw[event_type], spec, self.sink, batch_id
+                        ),
                     )
                 )
                 for table_type in spec.table_types:
@@ -250,6 +255,7 @@ class BatchWriter:
             for write in writes:
                 if write.synced:
                     self.sync.done(*write.synced)
+            self.crash.reached("before-commit")
         finally:
             for frame in cached:
                 frame.unpersist()
@@ -282,9 +288,11 @@ class BatchWriter:
         batch fails (and is replayed after restart) if any write fails."""
 
         def timed(name: str, write: Callable[[], None]) -> None:
+            self.crash.reached(f"before:{name}")
             begun = time.monotonic()
             write()
             metrics.seconds[name] = round(time.monotonic() - begun, 3)
+            self.crash.reached(f"after:{name}")
 
         with ThreadPoolExecutor(max_workers=self.parallel_writes) as pool:
             futures = [pool.submit(timed, w.name, w.run) for w in writes]
@@ -400,10 +408,12 @@ def run(args: argparse.Namespace) -> int:
     # then stops between micro-batches instead of the JVM dying in the middle of one.
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     spark = build_session(args)
+    crash = CrashPoints.from_env()
+    crash.attach(spark)
     stop = GracefulStop()
     if args.writer == "hudi-streaming-sink":
         return _run_hudi_streaming_sink(spark, args, specs, sink, stop)
-    writer = BatchWriter(specs, sink, args.metrics_file, args.parallel_writes)
+    writer = BatchWriter(specs, sink, args.metrics_file, args.parallel_writes, crash)
     # Tables an earlier run wrote are compacted from the start: a plan it left, or the final
     # compaction, must not wait for this run to bring new rows to the table.
     writer.mor_tables.update(existing_mor_tables(spark, specs, sink))

@@ -39,6 +39,7 @@ class SplitBatch:
 
     classified: DataFrame
     valid: Mapping[str, DataFrame]  # event_type -> rows, in tables.yaml order
+    raw: Mapping[str, DataFrame]  # event_type -> valid rows with their original payload
     quarantine: DataFrame
 
 
@@ -73,12 +74,24 @@ def valid_rows(classified: DataFrame, spec: TableSpec) -> DataFrame:
 
     `spec` must be one of the specs `classified` was built with.
     """
+    return _valid(classified, spec)
+
+
+def raw_rows(classified: DataFrame, spec: TableSpec) -> DataFrame:
+    """valid_rows plus each record's original text, for the raw copy: keyed by its Kinesis
+    shard and sequence number, it keeps what the producer sent, not only what the job
+    made of it (valid records are UTF-8 by rule, so the text is the bytes)."""
+    return _valid(classified, spec, F.col(envelope.PAYLOAD).alias(columns.RAW_PAYLOAD))
+
+
+def _valid(classified: DataFrame, spec: TableSpec, *extra: Column) -> DataFrame:
     sc = SpecColumns(spec)
     return classified.where(F.col(REASON).isNull() & sc.is_mine()).select(
         *sc.output(),
         F.col(envelope.SHARD).alias(columns.INGEST_SHARD),
         F.col(envelope.SEQ).alias(columns.INGEST_SEQ),
         F.col(envelope.ARRIVAL).alias(columns.ARRIVAL_TS),
+        *extra,
     )
 
 
@@ -101,11 +114,12 @@ def quarantine_rows(classified: DataFrame) -> DataFrame:
 
 
 def split_batch(batch: DataFrame, specs: Mapping[str, TableSpec]) -> SplitBatch:
-    """classify + valid_rows for every event type + quarantine_rows."""
+    """classify + valid_rows and raw_rows for every event type + quarantine_rows."""
     classified = classify(batch, specs)
     return SplitBatch(
         classified=classified,
         valid={name: valid_rows(classified, spec) for name, spec in specs.items()},
+        raw={name: raw_rows(classified, spec) for name, spec in specs.items()},
         quarantine=quarantine_rows(classified),
     )
 

@@ -1,7 +1,7 @@
 """Writers for one micro-batch: Hudi tables, the raw JSON copy, the quarantine table.
 
 Each write is idempotent for a replayed batch (same batch id, same rows): Hudi
-upserts by key, the JSON copy overwrites its batch's own folder, quarantine
+upserts by key, the raw JSON copy overwrites its batch's own folder, quarantine
 rows are keyed by their Kinesis position.
 """
 
@@ -48,8 +48,10 @@ def raw_batch_path(sink: SinkSettings, spec: TableSpec, batch_id: int) -> str:
 
 
 def write_raw_json(rows: DataFrame, spec: TableSpec, sink: SinkSettings, batch_id: int) -> None:
-    """Every valid event of the batch as JSON lines, the baseline the Hudi tables are
-    compared with. One folder per batch, overwritten on replay, so never duplicated."""
+    """Every valid record of the batch as JSON lines (parse.raw_rows): the declared
+    columns, the baseline the Hudi tables are compared with, its Kinesis shard and
+    sequence number, and the record's original text. One folder per batch, overwritten
+    on replay, so never duplicated."""
     (
         rows.write.mode("overwrite")
         .partitionBy(spec.partition_name)

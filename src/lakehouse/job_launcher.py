@@ -97,12 +97,16 @@ def job_report(settings: Settings) -> list[str]:
     return [*report, *(["Compaction (Merge-on-Read tables):", *lines] if lines else [])]
 
 
-def job_spec(settings: Settings, args: Sequence[str] = ()) -> ServiceSpec:
+def job_spec(
+    settings: Settings, args: Sequence[str] = (), keepalive_args: Sequence[str] = ()
+) -> ServiceSpec:
     """The job as a supervised background service (used by `demo` and `run --background`):
-    restarted with backoff when it fails (lakehouse.keepalive), resuming from its checkpoint."""
+    restarted with backoff when it fails (lakehouse.keepalive, given `keepalive_args`),
+    resuming from its checkpoint."""
+    keepalive = [sys.executable, "-m", "lakehouse.keepalive", *keepalive_args, "--"]
     return ServiceSpec(
         name="job",
-        command=[sys.executable, "-m", "lakehouse.keepalive", "--", *job_command(args)],
+        command=[*keepalive, *job_command(args)],
         env=job_env(settings),
         ports=(),
         url=f"http://127.0.0.1:{SPARK_UI_PORT} (Spark UI)",

@@ -8,6 +8,8 @@ IS_DELETED: Final = "_is_deleted"  # true for d; map to Hudi's delete marker at 
 INGEST_SHARD: Final = "_ingest_shard"  # Kinesis shardId
 INGEST_SEQ: Final = "_ingest_seq"  # Kinesis sequenceNumber (decimal string)
 ARRIVAL_TS: Final = "_arrival_ts"  # Kinesis approximateArrivalTimestamp
+# Only in the raw copy: the record as it came off the stream (valid records are UTF-8).
+RAW_PAYLOAD: Final = "_raw_payload"
 
 # The quarantine table, in column order.
 Q_RAW_PAYLOAD: Final = "raw_payload"

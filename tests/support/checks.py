@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from collections import Counter
+
 from tests.support import scenario as scripted
 from tests.support.pipeline import Run, iso_ms
 
@@ -54,5 +57,10 @@ def assert_sinks_hold(run: Run, s: scripted.Scenario) -> None:
     small_payloads = {p.decode() for p in s.malformed if len(p) < 65536}
     assert {p for p, r in quarantined if "larger than" not in r} == small_payloads
 
-    json_events = run.raw_json_lines("hudi_orders") + run.raw_json_lines("stock_ticks")
-    assert len(json_events) == s.valid_events, "the raw JSON copy must hold every valid event once"
+    lines = run.raw_json_lines("hudi_orders") + run.raw_json_lines("stock_ticks")
+    assert len(lines) == s.valid_events, "the raw JSON copy must hold every valid event once"
+    raw = [json.loads(line) for line in lines]
+    assert len({(r["_ingest_shard"], r["_ingest_seq"]) for r in raw}) == len(raw)
+    malformed = set(s.malformed)
+    sent = Counter(r.decode() for r in s.records if r not in malformed)
+    assert Counter(r["_raw_payload"] for r in raw) == sent, "the raw copy keeps each record's text"

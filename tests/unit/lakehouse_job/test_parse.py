@@ -175,6 +175,7 @@ VALID: dict[int, Payload] = {
 class Collected:
     inputs: int
     valid: dict[str, dict[int, dict[str, Any]]]
+    raw: dict[str, dict[int, dict[str, Any]]]
     quarantine: dict[int, dict[str, Any]]
     valid_schemas: dict[str, Any]
     quarantine_schema: Any
@@ -197,6 +198,7 @@ def collected(spark: SparkSession, specs: Mapping[str, TableSpec]) -> Collected:
             valid={
                 name: collect_by_seq(df, columns.INGEST_SEQ) for name, df in split.valid.items()
             },
+            raw={name: collect_by_seq(df, columns.INGEST_SEQ) for name, df in split.raw.items()},
             quarantine=collect_by_seq(split.quarantine, columns.Q_SEQUENCE_NUMBER),
             valid_schemas={name: df.schema for name, df in split.valid.items()},
             quarantine_schema=split.quarantine.schema,
@@ -257,6 +259,22 @@ def test_valid_rows_have_the_declared_schema(
         schema = collected.valid_schemas[name]
         assert schema.fieldNames() == valid_row_type(spec).fieldNames()
         assert [f.dataType for f in schema] == [f.dataType for f in valid_row_type(spec)]
+
+
+def test_the_raw_copy_is_the_valid_rows_with_their_original_text(
+    collected: Collected,
+) -> None:
+    for name, rows in collected.valid.items():
+        raw = collected.raw[name]
+        assert raw.keys() == rows.keys()
+        for seq, row in rows.items():
+            assert {k: v for k, v in raw[seq].items() if k != columns.RAW_PAYLOAD} == row
+            original = VALID[seq]
+            if isinstance(original, dict):
+                original = json.dumps(original)  # as kinesis_rows sends it
+            if isinstance(original, bytes):
+                original = original.decode()
+            assert raw[seq][columns.RAW_PAYLOAD] == original
 
 
 def test_valid_order_is_typed(collected: Collected) -> None:

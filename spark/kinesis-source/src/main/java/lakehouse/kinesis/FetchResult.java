@@ -22,12 +22,29 @@ public final class FetchResult {
     this.millisBehindLatest = millisBehindLatest;
   }
 
-  public String firstSequenceNumber() {
-    return records.isEmpty() ? null : records.get(0).sequenceNumber;
-  }
-
   public String lastSequenceNumber() {
     return records.isEmpty() ? null : records.get(records.size() - 1).sequenceNumber;
+  }
+
+  /** The last record's ApproximateArrivalTimestamp (epoch ms), or null if none or unknown. */
+  public Long lastArrivalMillis() {
+    if (records.isEmpty() || records.get(records.size() - 1).approximateArrivalMillis <= 0) {
+      return null;
+    }
+    return records.get(records.size() - 1).approximateArrivalMillis;
+  }
+
+  /**
+   * How far behind the shard's tip this read started: the age of the oldest record it returned (the
+   * shard's oldest unread record) or the MillisBehindLatest the stream reported, whichever is more.
+   * Arrival times are needed as well: some engines (kinesalite) always report 0.
+   */
+  public long lagMillis(long nowMillis) {
+    long lag = millisBehindLatest == null ? 0L : millisBehindLatest;
+    if (!records.isEmpty() && records.get(0).approximateArrivalMillis > 0) {
+      lag = Math.max(lag, nowMillis - records.get(0).approximateArrivalMillis);
+    }
+    return lag;
   }
 
   public long approximateBytes() {

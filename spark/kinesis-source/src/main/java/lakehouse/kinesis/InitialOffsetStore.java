@@ -13,7 +13,8 @@ import org.apache.hadoop.fs.Path;
 /**
  * Persists the query's initial offset in the source's checkpoint folder. Spark asks for
  * initialOffset() again when it replays the first batch after a crash; without this the listing
- * (and LATEST) could have moved, and the replayed range would differ from the logged one.
+ * (and the start time a LATEST query is fixed to) could have moved, and the replayed range would
+ * differ from the logged one.
  */
 final class InitialOffsetStore {
   private final Path file;

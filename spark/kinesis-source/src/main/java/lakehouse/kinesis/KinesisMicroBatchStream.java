@@ -46,13 +46,14 @@ final class KinesisMicroBatchStream
   private final RecordCache cache = new RecordCache();
   /** Under AvailableNow: shards read up to their tip, not to be read again in this run. */
   private final Set<String> caughtUp = ConcurrentHashMap.newKeySet();
-  /** Live iterators of LATEST-started shards with nothing consumed yet (LATEST is not replayable). */
-  private final Map<String, String> latestIterators = new ConcurrentHashMap<>();
   /** Each shard's MillisBehindLatest at its last read (metrics()). */
   private final Map<String, Long> millisBehindLatest = new ConcurrentHashMap<>();
+  /** Shards kept in the offset though the last listing did not show them (warned once each). */
+  private final Set<String> unlisted = ConcurrentHashMap.newKeySet();
   private AmazonKinesis client;
   private ShardLister lister;
-  private String streamIdentity;
+  private StreamInfo streamInfo;
+  private RetentionGuard retentionGuard;
   private ExecutorService fetchPool;
   private long batchCounter;
   private boolean availableNow;
@@ -62,12 +63,16 @@ final class KinesisMicroBatchStream
     this.checkpointLocation = checkpointLocation;
   }
 
-  /** The stream's incarnation, asked once per query run (it cannot change under a name). */
-  private synchronized String streamIdentity() {
-    if (streamIdentity == null) {
-      streamIdentity = lister.identity();
+  /**
+   * The stream's incarnation (it cannot change under a name) and retention, asked once per query
+   * run: a retention raised to let a failed job go on takes effect when it is restarted.
+   */
+  private synchronized StreamInfo streamInfo() {
+    if (streamInfo == null) {
+      streamInfo = lister.streamInfo();
+      retentionGuard = new RetentionGuard(options.streamName, streamInfo.retentionMillis);
     }
-    return streamIdentity;
+    return streamInfo;
   }
 
   private synchronized AmazonKinesis client() {
@@ -88,9 +93,12 @@ final class KinesisMicroBatchStream
     client();
     InitialOffsetStore store = new InitialOffsetStore(checkpointLocation,
         SparkSession.active().sparkContext().hadoopConfiguration());
+    // Whole seconds: what GetShardIterator(AT_TIMESTAMP) can be given (ShardCursor). LATEST so
+    // includes records from the start of the second the query starts in.
+    long startSecond = Math.floorDiv(System.currentTimeMillis(), 1000L) * 1000L;
     return new KinesisOffset(store.loadOrCreate(() ->
-        ShardLineage.initial(options.streamName, lister.list(), options.startingPosition)
-            .withIdentity(streamIdentity())));
+        ShardLineage.initial(options.streamName, lister.list(), options.startingPosition,
+            startSecond).withIdentity(streamInfo().identity)));
   }
 
   @Override
@@ -127,7 +135,7 @@ final class KinesisMicroBatchStream
   public Offset latestOffset(Offset startOffset, ReadLimit limit) {
     client();
     StreamOffset start = state(startOffset);
-    String identity = streamIdentity();
+    String identity = streamInfo().identity;
     if (start.streamIdentity != null && !start.streamIdentity.equals(identity)) {
       throw new IllegalStateException("The checkpoint " + checkpointLocation + " holds positions in"
           + " Kinesis stream '" + options.streamName + "' as it was (" + start.streamIdentity
@@ -137,6 +145,7 @@ final class KinesisMicroBatchStream
     }
     List<ShardDescription> listed = lister.list();
     StreamOffset base = ShardLineage.reconcile(start, listed).withIdentity(identity);
+    warnUnlisted(ShardLineage.unlisted(base, listed));
     List<String> readable = new ArrayList<>(ShardLineage.readableShards(base));
     Set<String> closed = new HashSet<>();
     listed.stream().filter(d -> d.closed).forEach(d -> closed.add(d.shardId));
@@ -153,22 +162,29 @@ final class KinesisMicroBatchStream
     long bytesPerShard = options.maxBytesPerTrigger / Math.max(1, budgets.size());
     for (Map.Entry<String, Integer> e : budgets.entrySet()) {
       ShardPosition from = base.get(e.getKey()).orElseThrow();
+      retentionGuard.beforeFirstRead(from, System.currentTimeMillis());
       futures.put(e.getKey(),
           fetchPool.submit(() -> fetch(from, e.getValue(), bytesPerShard, deadline,
               closed.contains(from.shardId))));
     }
 
-    StreamOffset end = base;
+    Map<String, FetchResult> results = new LinkedHashMap<>();
     for (Map.Entry<String, Future<FetchResult>> e : futures.entrySet()) {
-      FetchResult result = await(e.getValue());
+      results.put(e.getKey(), await(e.getValue()));
+    }
+    long now = System.currentTimeMillis();
+    StreamOffset end = base;
+    for (Map.Entry<String, FetchResult> e : results.entrySet()) {
+      FetchResult result = e.getValue();
       if (result.millisBehindLatest != null) {
         millisBehindLatest.put(e.getKey(), result.millisBehindLatest);
       }
       ShardPosition from = base.get(e.getKey()).orElseThrow();
+      retentionGuard.afterRead(from, result.lagMillis(now));
       ShardPosition to = from;
       if (!result.records.isEmpty()) {
-        to = to.consumedThrough(result.firstSequenceNumber(), result.lastSequenceNumber());
-        cache.put(e.getKey(), from.rangeStartTowards(to), result);
+        to = to.consumedThrough(result.lastSequenceNumber(), result.lastArrivalMillis());
+        cache.put(e.getKey(), from.nextReadStart(), result);
       }
       if (result.drained) {
         to = to.asDrained();
@@ -198,20 +214,21 @@ final class KinesisMicroBatchStream
 
   private FetchResult fetch(ShardPosition from, int budget, long maxBytes, long deadline,
       boolean closed) {
-    ShardCursor cursor = new ShardCursor(client, options, from.shardId, from.nextReadStart(),
-        from.startAtLatest ? latestIterators.get(from.shardId) : null);
-    FetchResult result = ShardFetch.fetch(cursor, budget, maxBytes, options.maxRecordsPerCall,
-        deadline, System::currentTimeMillis, closed);
-    if (from.startAtLatest) {
-      // Until a LATEST shard yields a record, keep its iterator: a new LATEST iterator would skip
-      // whatever arrived in between.
-      if (result.records.isEmpty() && cursor.currentIterator() != null) {
-        latestIterators.put(from.shardId, cursor.currentIterator());
-      } else {
-        latestIterators.remove(from.shardId);
+    ShardCursor cursor = new ShardCursor(client, options, from.shardId, from.nextReadStart());
+    return ShardFetch.fetch(cursor, budget, maxBytes, options.maxRecordsPerCall, deadline,
+        System::currentTimeMillis, closed);
+  }
+
+  /** Once per shard while it stays unlisted: every batch would repeat it otherwise. */
+  private void warnUnlisted(List<String> shardIds) {
+    unlisted.retainAll(shardIds);
+    for (String id : shardIds) {
+      if (unlisted.add(id)) {
+        LOG.warn("Kinesis shard {} of '{}' is not in the shard listing, but the query has not"
+            + " read it to its end: its position is kept. If the shard is really gone, reading it"
+            + " fails and names what to do.", id, options.streamName);
       }
     }
-    return result;
   }
 
   @Override
@@ -228,7 +245,7 @@ final class KinesisMicroBatchStream
       if (to.lastSequenceNumber.equals(from.lastSequenceNumber)) {
         continue;
       }
-      StartingPoint rangeStart = from.rangeStartTowards(to);
+      StartingPoint rangeStart = from.nextReadStart();
       FetchResult cached = cache.get(to.shardId, rangeStart, to.lastSequenceNumber);
       List<KinesisRecord> inline = null;
       if (cached != null && cached.approximateBytes() <= options.inlineRecordsMaxBytes) {

@@ -35,6 +35,8 @@ public final class KinesisOptions implements Serializable {
   public final long inlineRecordsMaxBytes;
   /** Bytes one micro-batch reads in all (split over its shards): the driver holds them. */
   public final long maxBytesPerTrigger;
+  /** How long GetShardIterator(AT_TIMESTAMP) may take before it is emulated (ArrivalScan). */
+  public final long atTimestampTimeoutMs;
 
   private KinesisOptions(Map<String, String> o) {
     streamName = o.get("streamname");
@@ -67,6 +69,7 @@ public final class KinesisOptions implements Serializable {
     maxFetchDurationMs = longOption(o, "maxFetchDurationMs", 10_000, 1, 3_600_000);
     inlineRecordsMaxBytes = longOption(o, "inlineRecordsMaxBytes", 64L << 20, 0, 1L << 30);
     maxBytesPerTrigger = longOption(o, "maxBytesPerTrigger", 128L << 20, 1L << 20, 16L << 30);
+    atTimestampTimeoutMs = longOption(o, "atTimestampTimeoutMs", 3_000, 100, 600_000);
   }
 
   public static KinesisOptions parse(Map<String, String> options) {

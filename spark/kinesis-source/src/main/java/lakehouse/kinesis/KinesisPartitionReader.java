@@ -25,7 +25,7 @@ final class KinesisPartitionReader implements PartitionReader<InternalRow> {
     } else {
       inline = null;
       client = KinesisClientFactory.create(p.options);
-      range = new RangeReader(new ShardCursor(client, p.options, p.shardId, p.rangeStart, null),
+      range = new RangeReader(new ShardCursor(client, p.options, p.shardId, p.rangeStart),
           p.shardId, p.endSequenceNumber, p.options.maxRecordsPerCall);
     }
   }

@@ -13,18 +13,22 @@ import java.util.Map;
 public final class ShardLineage {
   private ShardLineage() {}
 
-  /** The offset of a query that has no checkpoint yet. */
+  /**
+   * The offset of a query that has no checkpoint yet. LATEST means "only records that arrive from
+   * now on", fixed as AT_TIMESTAMP of {@code nowMillis}: a LATEST iterator is not replayable, so a
+   * crash before a shard's first record, or an idle shard's iterator expiring, would otherwise skip
+   * whatever arrived in between. A closed shard gets no new records: it is drained at once.
+   */
   public static StreamOffset initial(String streamName, List<ShardDescription> listed,
-      KinesisOptions.StartingPosition start) {
+      KinesisOptions.StartingPosition start, long nowMillis) {
     List<ShardPosition> positions = new ArrayList<>();
     for (ShardDescription d : listed) {
       if (start == KinesisOptions.StartingPosition.TRIM_HORIZON) {
         positions.add(ShardPosition.trimHorizon(d.shardId, d.parentShardIds));
       } else if (d.closed) {
-        // LATEST means "only records that arrive from now on": a closed shard gets none.
         positions.add(ShardPosition.drainedShard(d.shardId, d.parentShardIds));
       } else {
-        positions.add(ShardPosition.latest(d.shardId, d.parentShardIds));
+        positions.add(ShardPosition.atTimestamp(d.shardId, d.parentShardIds, nowMillis));
       }
     }
     return new StreamOffset(streamName, positions);
@@ -33,14 +37,17 @@ public final class ShardLineage {
   /**
    * Brings a checkpointed offset up to date with a fresh shard listing: shards new since then start
    * at TRIM_HORIZON (they are children of a reshard, or new capacity, and all their records are
-   * new); shards no longer listed have aged out of retention and are forgotten.
+   * new). A shard no longer listed is forgotten only if drained: it has aged out after being read
+   * to its end. Any other keeps its position ({@link #unlisted}): one listing can miss a shard, and
+   * a forgotten shard that shows up again would be re-read from TRIM_HORIZON; if it is really gone,
+   * reading it fails loudly ({@link ShardCursor}) rather than skip its unread records.
    */
   public static StreamOffset reconcile(StreamOffset current, List<ShardDescription> listed) {
     Map<String, ShardDescription> byId = new HashMap<>();
     listed.forEach(d -> byId.put(d.shardId, d));
     List<ShardPosition> positions = new ArrayList<>();
     for (ShardPosition p : current.shards()) {
-      if (byId.containsKey(p.shardId)) {
+      if (byId.containsKey(p.shardId) || !p.drained) {
         positions.add(p);
       }
     }
@@ -52,9 +59,20 @@ public final class ShardLineage {
     return new StreamOffset(current.streamName, current.streamIdentity, positions);
   }
 
+  /** The shards of an offset that a listing does not show (after {@link #reconcile}: undrained). */
+  public static List<String> unlisted(StreamOffset offset, List<ShardDescription> listed) {
+    List<String> ids = new ArrayList<>();
+    for (ShardPosition p : offset.shards()) {
+      if (listed.stream().noneMatch(d -> d.shardId.equals(p.shardId))) {
+        ids.add(p.shardId);
+      }
+    }
+    return ids;
+  }
+
   /**
    * Shards that may be read now, sorted by id: not drained, and every parent either drained or
-   * unknown (expired from the stream, so nothing of it can be read any more).
+   * unknown (it aged out before the query started, or was forgotten once drained).
    */
   public static List<String> readableShards(StreamOffset offset) {
     List<String> readable = new ArrayList<>();

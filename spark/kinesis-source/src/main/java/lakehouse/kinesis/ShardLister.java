@@ -41,17 +41,18 @@ public final class ShardLister {
   }
 
   /**
-   * The stream's incarnation: its ARN and creation time. A stream deleted and recreated under the
-   * same name has the same ARN but another creation time (DescribeStream, which every emulator
-   * answers, with one shard asked for).
+   * The stream's incarnation and retention, from DescribeStream (which every emulator answers) with
+   * one shard asked for.
    */
-  public String identity() {
+  public StreamInfo streamInfo() {
     return withRetries("DescribeStream", () -> {
       StreamDescription d = client.describeStream(new DescribeStreamRequest()
           .withStreamName(options.streamName).withLimit(1)).getStreamDescription();
       long created = d.getStreamCreationTimestamp() == null
           ? 0L : d.getStreamCreationTimestamp().getTime();
-      return d.getStreamARN() + "@" + created;
+      // Kinesis' minimum when an engine leaves it out: the guard then errs towards warning early.
+      int hours = d.getRetentionPeriodHours() == null ? 24 : d.getRetentionPeriodHours();
+      return new StreamInfo(d.getStreamARN() + "@" + created, hours * 3_600_000L);
     });
   }
 

@@ -7,80 +7,79 @@ import java.util.Objects;
 /**
  * How far the query has consumed one shard: the unit of the checkpointed offset.
  *
- * <p>{@code lastSequenceNumber} is the last record consumed (null: none yet, so reading starts at
- * TRIM_HORIZON, or at LATEST when {@code startAtLatest}). {@code drained} means the shard is closed
- * and every record of it has been consumed, which is what lets its children be read.
- * {@code firstSequenceNumber} is only set in the batch that first consumes a LATEST-started shard:
- * it anchors that batch's range so a replay can re-read it exactly (LATEST itself moves).
+ * <p>{@code lastSequenceNumber} is the last record consumed. While it is null (nothing consumed
+ * yet) reading starts at {@code startTimestampMillis} when set (AT_TIMESTAMP: a query started at
+ * LATEST is fixed to its start time, so a restart or an expired iterator reads from the same record
+ * on), else at TRIM_HORIZON. {@code drained} means the shard is closed and every record of it has
+ * been consumed, which is what lets its children be read. {@code lastArrivalMillis} is the last
+ * consumed record's ApproximateArrivalTimestamp (null when unknown, e.g. in offsets written before
+ * it was kept): records after it can only have aged out unread once it is older than the stream's
+ * retention.
  */
 public final class ShardPosition implements Serializable {
-  private static final long serialVersionUID = 1L;
+  private static final long serialVersionUID = 2L;
 
   public final String shardId;
   public final List<String> parentShardIds;
   public final String lastSequenceNumber;
-  public final boolean startAtLatest;
-  public final String firstSequenceNumber;
+  public final Long lastArrivalMillis;
+  public final Long startTimestampMillis;
   public final boolean drained;
 
   public ShardPosition(String shardId, List<String> parentShardIds, String lastSequenceNumber,
-      boolean startAtLatest, String firstSequenceNumber, boolean drained) {
+      Long lastArrivalMillis, Long startTimestampMillis, boolean drained) {
     this.shardId = Objects.requireNonNull(shardId, "shardId");
     this.parentShardIds = List.copyOf(parentShardIds);
     this.lastSequenceNumber = lastSequenceNumber;
-    this.startAtLatest = startAtLatest && lastSequenceNumber == null;
-    this.firstSequenceNumber = firstSequenceNumber;
+    this.lastArrivalMillis = lastSequenceNumber == null ? null : lastArrivalMillis;
+    this.startTimestampMillis = lastSequenceNumber == null ? startTimestampMillis : null;
     this.drained = drained;
   }
 
   /** A shard nothing has been read from, to be read from TRIM_HORIZON. */
   public static ShardPosition trimHorizon(String shardId, List<String> parents) {
-    return new ShardPosition(shardId, parents, null, false, null, false);
+    return new ShardPosition(shardId, parents, null, null, null, false);
   }
 
-  /** An open shard at query start under startingPosition=LATEST. */
-  public static ShardPosition latest(String shardId, List<String> parents) {
-    return new ShardPosition(shardId, parents, null, true, null, false);
+  /** An open shard of a query started at LATEST: read from the query's start time on. */
+  public static ShardPosition atTimestamp(String shardId, List<String> parents, long epochMillis) {
+    return new ShardPosition(shardId, parents, null, null, epochMillis, false);
   }
 
   /** A shard that needs no reading (e.g. closed before a LATEST query started). */
   public static ShardPosition drainedShard(String shardId, List<String> parents) {
-    return new ShardPosition(shardId, parents, null, false, null, true);
+    return new ShardPosition(shardId, parents, null, null, null, true);
   }
 
-  /** The position after consuming records first..last from this position. */
-  public ShardPosition consumedThrough(String firstSeq, String lastSeq) {
-    return new ShardPosition(shardId, parentShardIds, lastSeq, false,
-        startAtLatest ? firstSeq : null, drained);
+  /** The position after consuming records up to {@code lastSeq}, which arrived at that time. */
+  public ShardPosition consumedThrough(String lastSeq, Long arrivalMillis) {
+    return new ShardPosition(shardId, parentShardIds, Objects.requireNonNull(lastSeq),
+        arrivalMillis, null, drained);
   }
 
   public ShardPosition asDrained() {
-    return new ShardPosition(shardId, parentShardIds, lastSequenceNumber, startAtLatest,
-        firstSequenceNumber, true);
+    return new ShardPosition(shardId, parentShardIds, lastSequenceNumber, lastArrivalMillis,
+        startTimestampMillis, true);
   }
 
-  /** Where to continue reading from this position (for the driver's next fetch). */
+  /**
+   * Where to continue reading from this position: for the driver's next fetch, and as the start of
+   * the range (this, end] that a replay re-reads.
+   */
   public StartingPoint nextReadStart() {
     if (lastSequenceNumber != null) {
       return StartingPoint.afterSequence(lastSequenceNumber);
     }
-    return startAtLatest ? StartingPoint.latest() : StartingPoint.trimHorizon();
+    return startTimestampMillis != null
+        ? StartingPoint.atTimestamp(startTimestampMillis) : StartingPoint.trimHorizon();
   }
 
   /**
-   * Where the range (this, end] begins, as a replayable starting point. Differs from
-   * {@link #nextReadStart()} only for LATEST, which is not replayable: the end position's
-   * first consumed sequence number is used instead.
+   * The arrival time that every unread record of this shard is at or after, when known: the last
+   * consumed record's, or the start time of a LATEST query that has consumed nothing yet.
    */
-  public StartingPoint rangeStartTowards(ShardPosition end) {
-    if (lastSequenceNumber == null && startAtLatest) {
-      if (end.firstSequenceNumber == null) {
-        throw new IllegalStateException("Offset of shard " + shardId
-            + " started at LATEST but the end offset has no firstSequenceNumber");
-      }
-      return StartingPoint.atSequence(end.firstSequenceNumber);
-    }
-    return nextReadStart();
+  public Long unreadSinceMillis() {
+    return lastSequenceNumber != null ? lastArrivalMillis : startTimestampMillis;
   }
 
   @Override
@@ -91,8 +90,8 @@ public final class ShardPosition implements Serializable {
     ShardPosition p = (ShardPosition) o;
     return shardId.equals(p.shardId) && parentShardIds.equals(p.parentShardIds)
         && Objects.equals(lastSequenceNumber, p.lastSequenceNumber)
-        && startAtLatest == p.startAtLatest
-        && Objects.equals(firstSequenceNumber, p.firstSequenceNumber) && drained == p.drained;
+        && Objects.equals(lastArrivalMillis, p.lastArrivalMillis)
+        && Objects.equals(startTimestampMillis, p.startTimestampMillis) && drained == p.drained;
   }
 
   @Override
@@ -102,7 +101,9 @@ public final class ShardPosition implements Serializable {
 
   @Override
   public String toString() {
-    return shardId + "@" + (lastSequenceNumber != null ? lastSequenceNumber
-        : startAtLatest ? "LATEST" : "TRIM_HORIZON") + (drained ? "(drained)" : "");
+    String at = lastSequenceNumber != null ? lastSequenceNumber
+        : startTimestampMillis != null ? StartingPoint.atTimestamp(startTimestampMillis).toString()
+        : "TRIM_HORIZON";
+    return shardId + "@" + at + (drained ? "(drained)" : "");
   }
 }

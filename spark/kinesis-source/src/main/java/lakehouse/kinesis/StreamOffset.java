@@ -13,6 +13,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The whole stream's position: one {@link ShardPosition} per known shard. Immutable. Its JSON is
@@ -21,13 +23,14 @@ import java.util.TreeMap;
  */
 public final class StreamOffset implements Serializable {
   private static final long serialVersionUID = 1L;
+  private static final Logger LOG = LoggerFactory.getLogger(StreamOffset.class);
   private static final int VERSION = 1;
   private static final ObjectMapper JSON = new ObjectMapper();
 
   public final String streamName;
   /**
    * Which incarnation of the named stream the positions belong to (its ARN and creation time,
-   * {@link ShardLister#identity()}); null in offsets written before it was recorded. Sequence
+   * {@link StreamInfo#identity}); null in offsets written before it was recorded. Sequence
    * numbers of a stream deleted and recreated under the same name mean nothing in the new one.
    */
   public final String streamIdentity;
@@ -86,11 +89,11 @@ public final class StreamOffset implements Serializable {
       if (p.lastSequenceNumber != null) {
         s.put("lastSequenceNumber", p.lastSequenceNumber);
       }
-      if (p.startAtLatest) {
-        s.put("startAtLatest", true);
+      if (p.lastArrivalMillis != null) {
+        s.put("lastArrivalMillis", p.lastArrivalMillis);
       }
-      if (p.firstSequenceNumber != null) {
-        s.put("firstSequenceNumber", p.firstSequenceNumber);
+      if (p.startTimestampMillis != null) {
+        s.put("startAtTimestamp", p.startTimestampMillis);
       }
       s.put("drained", p.drained);
     }
@@ -119,12 +122,37 @@ public final class StreamOffset implements Serializable {
       JsonNode s = e.getValue();
       List<String> parents = new ArrayList<>();
       s.path("parents").forEach(n -> parents.add(n.asText()));
-      positions.add(new ShardPosition(e.getKey(), parents, textOrNull(s, "lastSequenceNumber"),
-          s.path("startAtLatest").asBoolean(false), textOrNull(s, "firstSequenceNumber"),
-          s.path("drained").asBoolean(false)));
+      String last = textOrNull(s, "lastSequenceNumber");
+      boolean drained = s.path("drained").asBoolean(false);
+      if (last == null && !drained && s.path("startAtLatest").asBoolean(false)) {
+        warnLegacyLatest(root.path("stream").asText("?"), e.getKey());
+      }
+      // A legacy "firstSequenceNumber" (the anchor of a LATEST shard's first range) is not read:
+      // such a range now starts at TRIM_HORIZON, a superset of it, as its shard does.
+      positions.add(new ShardPosition(e.getKey(), parents, last, longOrNull(s, "lastArrivalMillis"),
+          longOrNull(s, "startAtTimestamp"), drained));
     }
     return new StreamOffset(root.path("stream").asText(null), textOrNull(root, "streamIdentity"),
         positions);
+  }
+
+  /**
+   * Offsets written before LATEST was fixed to the query's start time kept it as a symbol. For a
+   * shard with nothing consumed that start time is unknown, so the records that arrived after it
+   * cannot be told from those before: the shard is read from TRIM_HORIZON, which loses none of them
+   * (and may re-read records from before the query's start, which the upserts absorb).
+   */
+  private static void warnLegacyLatest(String stream, String shardId) {
+    LOG.warn("Kinesis shard {} of stream '{}': the checkpoint says it started at LATEST and has"
+        + " consumed nothing, but does not say when the query started (an offset written before"
+        + " LATEST was fixed to a time). Reading it from TRIM_HORIZON, so that no record that"
+        + " arrived after the query's start is skipped; records from before the start are read"
+        + " too.", shardId, stream);
+  }
+
+  private static Long longOrNull(JsonNode node, String field) {
+    JsonNode v = node.get(field);
+    return v == null || v.isNull() ? null : v.asLong();
   }
 
   private static String textOrNull(JsonNode node, String field) {

@@ -27,6 +27,7 @@ class KinesisOptionsTest {
     assertEquals(10_000, o.maxRecordsPerCall);
     assertEquals(200, o.minCallIntervalMs);
     assertEquals(OptionalLong.empty(), o.maxRecordsPerTrigger());
+    assertEquals(3_000, o.atTimestampTimeoutMs);
   }
 
   @Test

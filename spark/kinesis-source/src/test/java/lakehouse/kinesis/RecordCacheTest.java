@@ -30,14 +30,14 @@ class RecordCacheTest {
     RecordCache cache = new RecordCache();
     cache.put("a", StartingPoint.trimHorizon(), records(1, 10)); // batch N-1
     cache.put("a", StartingPoint.afterSequence("10"), records(11, 20)); // batch N, already planned
-    cache.put("b", StartingPoint.atSequence("5"), records(5, 6)); // a LATEST-started batch N
+    cache.put("b", StartingPoint.atTimestamp(5000L), records(5, 6)); // a LATEST-started batch N
     StreamOffset committed = new StreamOffset("s", List.of(
-        new ShardPosition("a", List.of(), "10", false, null, false),
-        ShardPosition.latest("b", List.of())));
+        ShardPosition.trimHorizon("a", List.of()).consumedThrough("10", null),
+        ShardPosition.atTimestamp("b", List.of(), 5000L)));
     cache.evictCommitted(committed);
     assertEquals(2, cache.size());
     assertNull(cache.get("a", StartingPoint.trimHorizon(), "10"));
     assertNotNull(cache.get("a", StartingPoint.afterSequence("10"), "20"));
-    assertNotNull(cache.get("b", StartingPoint.atSequence("5"), "6"));
+    assertNotNull(cache.get("b", StartingPoint.atTimestamp(5000L), "6"));
   }
 }

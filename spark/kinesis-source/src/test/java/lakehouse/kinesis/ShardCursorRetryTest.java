@@ -69,8 +69,8 @@ class ShardCursorRetryTest {
   private final List<Long> slept = new ArrayList<>();
 
   private ShardCursor cursor(ScriptedKinesis kinesis) {
-    return new ShardCursor(kinesis, OPTIONS, "shardId-000000000000", StartingPoint.trimHorizon(),
-        null).withBackoff(new Backoff(10, 40, 6), slept::add);
+    return new ShardCursor(kinesis, OPTIONS, "shardId-000000000000", StartingPoint.trimHorizon())
+        .withBackoff(new Backoff(10, 40, 6), slept::add);
   }
 
   private static List<String> sequences(Page page) {

@@ -16,7 +16,7 @@ class ShardFetchTest {
     FetchResult r = ShardFetch.fetch(shard, 25, 10, NEVER, () -> 0L);
     assertEquals(25, r.records.size());
     assertEquals(List.of(10, 10, 5), shard.limits, "each call asks for at most what is left");
-    assertEquals("1", r.firstSequenceNumber());
+    assertEquals("1", r.records.get(0).sequenceNumber);
     assertEquals("25", r.lastSequenceNumber());
     assertFalse(r.drained);
     assertFalse(r.caughtUp);

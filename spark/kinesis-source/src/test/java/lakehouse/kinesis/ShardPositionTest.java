@@ -1,9 +1,7 @@
 package lakehouse.kinesis;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -14,35 +12,34 @@ class ShardPositionTest {
   void freshShardReadsFromTrimHorizon() {
     ShardPosition p = ShardPosition.trimHorizon("s0", List.of());
     assertEquals(StartingPoint.trimHorizon(), p.nextReadStart());
-    assertEquals(StartingPoint.trimHorizon(), p.rangeStartTowards(p.consumedThrough("1", "5")));
+    assertNull(p.unreadSinceMillis());
   }
 
   @Test
   void consumedShardContinuesAfterItsLastRecord() {
-    ShardPosition p = ShardPosition.trimHorizon("s0", List.of()).consumedThrough("1", "5");
+    ShardPosition p = ShardPosition.trimHorizon("s0", List.of()).consumedThrough("5", 7000L);
     assertEquals(StartingPoint.afterSequence("5"), p.nextReadStart());
-    assertNull(p.firstSequenceNumber, "first sequence number only anchors LATEST ranges");
+    assertEquals(7000L, p.unreadSinceMillis(), "what follows arrived after the last record");
   }
 
   @Test
-  void latestRangeIsAnchoredAtTheFirstRecordConsumed() {
-    ShardPosition start = ShardPosition.latest("s0", List.of());
-    ShardPosition end = start.consumedThrough("100", "180");
-    assertEquals(StartingPoint.latest(), start.nextReadStart());
-    assertFalse(end.startAtLatest);
-    assertEquals("100", end.firstSequenceNumber);
-    assertEquals(StartingPoint.atSequence("100"), start.rangeStartTowards(end));
-    // the next batch forgets the anchor: it starts after 180
-    ShardPosition next = end.consumedThrough("181", "190");
-    assertNull(next.firstSequenceNumber);
-    assertEquals(StartingPoint.afterSequence("180"), end.rangeStartTowards(next));
+  void aLatestStartIsATimeThatEveryReadAndReplayStartsAt() {
+    ShardPosition start = ShardPosition.atTimestamp("s0", List.of(), 60_000L);
+    assertEquals(StartingPoint.atTimestamp(60_000L), start.nextReadStart());
+    assertEquals(start.nextReadStart(), ShardPosition.atTimestamp("s0", List.of(), 60_000L)
+        .nextReadStart(), "replayable: the same point however often it is asked");
+    assertEquals(60_000L, start.unreadSinceMillis());
+    // once a record is consumed the start time is done with
+    ShardPosition next = start.consumedThrough("180", 61_000L);
+    assertNull(next.startTimestampMillis);
+    assertEquals(StartingPoint.afterSequence("180"), next.nextReadStart());
   }
 
   @Test
-  void latestRangeWithoutAnchorIsAnError() {
-    ShardPosition start = ShardPosition.latest("s0", List.of());
-    ShardPosition end = new ShardPosition("s0", List.of(), "9", false, null, false);
-    assertThrows(IllegalStateException.class, () -> start.rangeStartTowards(end));
+  void startingPointsAreDistinctCacheKeys() {
+    assertEquals("AT_TIMESTAMP:60000", StartingPoint.atTimestamp(60_000L).key());
+    assertEquals("TRIM_HORIZON", StartingPoint.trimHorizon().key());
+    assertEquals("AFTER_SEQUENCE_NUMBER:5", StartingPoint.afterSequence("5").key());
   }
 
   @Test

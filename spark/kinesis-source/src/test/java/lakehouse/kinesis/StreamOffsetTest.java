@@ -1,6 +1,7 @@
 package lakehouse.kinesis;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -12,13 +13,14 @@ class StreamOffsetTest {
   @Test
   void roundTripsEveryField() {
     StreamOffset offset = new StreamOffset("orders", List.of(
-        new ShardPosition("shardId-000000000002", List.of("shardId-000000000000"), "4960", false,
+        new ShardPosition("shardId-000000000002", List.of("shardId-000000000000"), "4960", null,
             null, false),
         ShardPosition.trimHorizon("shardId-000000000001", List.of()),
-        new ShardPosition("shardId-000000000000", List.of(), "4950", false, null, true),
-        ShardPosition.latest("shardId-000000000003", List.of("shardId-000000000001",
-            "shardId-000000000000")),
-        new ShardPosition("shardId-000000000004", List.of(), "77", false, "70", false)));
+        new ShardPosition("shardId-000000000000", List.of(), "4950", null, null, true),
+        ShardPosition.atTimestamp("shardId-000000000003", List.of("shardId-000000000001",
+            "shardId-000000000000"), 1_795_400_000_000L),
+        new ShardPosition("shardId-000000000004", List.of(), "77", 1_795_400_001_234L, null,
+            false)));
 
     StreamOffset back = StreamOffset.fromJson(offset.toJson());
 
@@ -26,16 +28,18 @@ class StreamOffsetTest {
     assertEquals(offset.toJson(), back.toJson());
     assertEquals("orders", back.streamName);
     assertTrue(back.get("shardId-000000000000").orElseThrow().drained);
-    assertTrue(back.get("shardId-000000000003").orElseThrow().startAtLatest);
-    assertEquals("70", back.get("shardId-000000000004").orElseThrow().firstSequenceNumber);
+    assertEquals(1_795_400_000_000L,
+        back.get("shardId-000000000003").orElseThrow().startTimestampMillis);
+    assertEquals(1_795_400_001_234L,
+        back.get("shardId-000000000004").orElseThrow().lastArrivalMillis);
     assertEquals(List.of("shardId-000000000001", "shardId-000000000000"),
         back.get("shardId-000000000003").orElseThrow().parentShardIds);
   }
 
   @Test
   void jsonDoesNotDependOnInsertionOrder() {
-    ShardPosition a = new ShardPosition("shardId-000000000000", List.of(), "1", false, null, false);
-    ShardPosition b = new ShardPosition("shardId-000000000001", List.of(), "2", false, null, false);
+    ShardPosition a = new ShardPosition("shardId-000000000000", List.of(), "1", null, null, false);
+    ShardPosition b = new ShardPosition("shardId-000000000001", List.of(), "2", null, null, false);
     assertEquals(new StreamOffset("s", List.of(a, b)).toJson(),
         new StreamOffset("s", List.of(b, a)).toJson());
   }
@@ -43,7 +47,7 @@ class StreamOffsetTest {
   @Test
   void jsonIsReadable() {
     StreamOffset offset = new StreamOffset("s", List.of(
-        new ShardPosition("shardId-000000000000", List.of(), "123", false, null, false)));
+        new ShardPosition("shardId-000000000000", List.of(), "123", null, null, false)));
     assertEquals("{\"version\":1,\"stream\":\"s\",\"shards\":{\"shardId-000000000000\":"
         + "{\"parents\":[],\"lastSequenceNumber\":\"123\",\"drained\":false}}}", offset.toJson());
   }
@@ -52,7 +56,7 @@ class StreamOffsetTest {
   void withReplacesOneShard() {
     StreamOffset offset = new StreamOffset("s", List.of(
         ShardPosition.trimHorizon("a", List.of()), ShardPosition.trimHorizon("b", List.of())));
-    StreamOffset moved = offset.with(offset.get("a").orElseThrow().consumedThrough("5", "9"));
+    StreamOffset moved = offset.with(offset.get("a").orElseThrow().consumedThrough("9", 1000L));
     assertEquals("9", moved.get("a").orElseThrow().lastSequenceNumber);
     assertEquals(null, offset.get("a").orElseThrow().lastSequenceNumber);
     assertEquals(2, moved.shards().size());
@@ -70,12 +74,48 @@ class StreamOffsetTest {
     StreamOffset offset = new StreamOffset("orders", List.of(
         ShardPosition.trimHorizon("shardId-000000000000", List.of()))).withIdentity(identity);
     StreamOffset moved = offset.with(
-        new ShardPosition("shardId-000000000000", List.of(), "42", false, null, false));
+        new ShardPosition("shardId-000000000000", List.of(), "42", null, null, false));
 
     assertEquals(identity, moved.streamIdentity);
     assertEquals(identity, StreamOffset.fromJson(moved.toJson()).streamIdentity);
     // Offsets written before the identity was recorded still load, without one.
     String old = new StreamOffset("orders", offset.shards()).toJson();
     assertEquals(null, StreamOffset.fromJson(old).streamIdentity);
+  }
+
+  @Test
+  void aLatestStartAndTheLastArrivalAreWrittenOnlyWhenKnown() {
+    StreamOffset offset = new StreamOffset("s", List.of(
+        ShardPosition.atTimestamp("shardId-000000000000", List.of(), 1_795_400_000_000L),
+        ShardPosition.trimHorizon("shardId-000000000001", List.of()).consumedThrough("9", 77L)));
+    assertEquals("{\"version\":1,\"stream\":\"s\",\"shards\":{\"shardId-000000000000\":"
+        + "{\"parents\":[],\"startAtTimestamp\":1795400000000,\"drained\":false},"
+        + "\"shardId-000000000001\":{\"parents\":[],\"lastSequenceNumber\":\"9\","
+        + "\"lastArrivalMillis\":77,\"drained\":false}}}", offset.toJson());
+  }
+
+  @Test
+  void legacyLatestShardsWithNothingConsumedAreReadFromTrimHorizon() {
+    // As the source wrote it before LATEST was fixed to a time: LATEST kept as a symbol, and the
+    // first consumed record of a LATEST shard's first batch as that range's anchor.
+    String legacy = "{\"version\":1,\"stream\":\"s\",\"shards\":{"
+        + "\"shardId-000000000000\":{\"parents\":[],\"startAtLatest\":true,\"drained\":false},"
+        + "\"shardId-000000000001\":{\"parents\":[],\"lastSequenceNumber\":\"180\","
+        + "\"firstSequenceNumber\":\"100\",\"drained\":false},"
+        + "\"shardId-000000000002\":{\"parents\":[],\"startAtLatest\":true,\"drained\":true}}}";
+
+    StreamOffset offset = StreamOffset.fromJson(legacy);
+
+    // The start time is unknown, so none of what arrived after it can be told apart: all is read.
+    ShardPosition unread = offset.get("shardId-000000000000").orElseThrow();
+    assertEquals(StartingPoint.trimHorizon(), unread.nextReadStart());
+    // A consumed shard goes on after its last record, with or without the old anchor.
+    ShardPosition consumed = offset.get("shardId-000000000001").orElseThrow();
+    assertEquals(StartingPoint.afterSequence("180"), consumed.nextReadStart());
+    assertEquals(null, consumed.lastArrivalMillis);
+    assertTrue(offset.get("shardId-000000000002").orElseThrow().drained);
+    // Written back in the current form, which loads to the same positions.
+    assertEquals(offset, StreamOffset.fromJson(offset.toJson()));
+    assertFalse(offset.toJson().contains("startAtLatest"));
   }
 }
