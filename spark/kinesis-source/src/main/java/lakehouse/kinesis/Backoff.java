@@ -1,8 +1,9 @@
 package lakehouse.kinesis;
 
 /**
- * Exponential backoff for throttling (ProvisionedThroughputExceeded, LimitExceeded): the delay
- * doubles from {@code baseMs} up to {@code capMs}; after {@code maxAttempts} the caller gives up.
+ * Exponential backoff for the calls {@link KinesisRetry} retries (throttling, 5xx, network
+ * errors): the delay doubles from {@code baseMs} up to {@code capMs}; after {@code maxAttempts}
+ * the caller gives up. The defaults give up after about 36 s of failures in a row.
  */
 public final class Backoff {
   public final long baseMs;

@@ -147,11 +147,11 @@ final class KinesisMicroBatchStream
     StreamOffset base = ShardLineage.reconcile(start, listed).withIdentity(identity);
     warnUnlisted(ShardLineage.unlisted(base, listed));
     List<String> readable = new ArrayList<>(ShardLineage.readableShards(base));
+    Set<String> closed = new HashSet<>();
+    listed.stream().filter(d -> d.closed).forEach(d -> closed.add(d.shardId));
     if (availableNow) {
       // A caught-up shard is done for this run, unless Kinesis has closed it: then it is read
       // once more to see its end, so that its children (which hold the newer records) are read.
-      Set<String> closed = new HashSet<>();
-      listed.stream().filter(d -> d.closed).forEach(d -> closed.add(d.shardId));
       readable.removeIf(id -> caughtUp.contains(id) && !closed.contains(id));
     }
     Map<String, Integer> budgets = BatchBudget.allocate(readable, options.maxRecordsPerShard,
@@ -164,7 +164,8 @@ final class KinesisMicroBatchStream
       ShardPosition from = base.get(e.getKey()).orElseThrow();
       retentionGuard.beforeFirstRead(from, System.currentTimeMillis());
       futures.put(e.getKey(),
-          fetchPool.submit(() -> fetch(from, e.getValue(), bytesPerShard, deadline)));
+          fetchPool.submit(() -> fetch(from, e.getValue(), bytesPerShard, deadline,
+              closed.contains(from.shardId))));
     }
 
     Map<String, FetchResult> results = new LinkedHashMap<>();
@@ -211,10 +212,11 @@ final class KinesisMicroBatchStream
         Long.toString(millisBehindLatest.values().stream().filter(v -> v > 0).count()));
   }
 
-  private FetchResult fetch(ShardPosition from, int budget, long maxBytes, long deadline) {
+  private FetchResult fetch(ShardPosition from, int budget, long maxBytes, long deadline,
+      boolean closed) {
     ShardCursor cursor = new ShardCursor(client, options, from.shardId, from.nextReadStart());
     return ShardFetch.fetch(cursor, budget, maxBytes, options.maxRecordsPerCall, deadline,
-        System::currentTimeMillis);
+        System::currentTimeMillis, closed);
   }
 
   /** Once per shard while it stays unlisted: every batch would repeat it otherwise. */

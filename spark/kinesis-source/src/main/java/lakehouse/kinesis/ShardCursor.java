@@ -7,8 +7,6 @@ import com.amazonaws.services.kinesis.model.GetRecordsRequest;
 import com.amazonaws.services.kinesis.model.GetRecordsResult;
 import com.amazonaws.services.kinesis.model.GetShardIteratorRequest;
 import com.amazonaws.services.kinesis.model.InvalidArgumentException;
-import com.amazonaws.services.kinesis.model.LimitExceededException;
-import com.amazonaws.services.kinesis.model.ProvisionedThroughputExceededException;
 import com.amazonaws.services.kinesis.model.Record;
 import com.amazonaws.services.kinesis.model.ResourceNotFoundException;
 import java.nio.ByteBuffer;
@@ -23,7 +21,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Reads one shard forward with GetRecords, hiding the shard iterator: acquires it from a
- * {@link StartingPoint}, paces calls per shard, backs off when throttled and, when the iterator
+ * {@link StartingPoint}, paces calls per shard, retries what Kinesis fails with (bounded and
+ * logged, {@link KinesisRetry}) and, when the iterator
  * expires (5 minutes), re-acquires it right after the last record returned (or at the same
  * starting point while none was). A shard that no longer exists fails loudly: its unread records
  * are gone.
@@ -37,7 +36,7 @@ public final class ShardCursor implements RecordSource {
   private final KinesisOptions options;
   private final String shardId;
   private final ShardRateLimiter limiter;
-  private final Backoff backoff = Backoff.defaults();
+  private KinesisRetry retry;
   private StartingPoint resumeFrom;
   private String iterator;
   /** Set while AT_TIMESTAMP is emulated ({@link ArrivalScan}) and no record was kept yet. */
@@ -50,6 +49,14 @@ public final class ShardCursor implements RecordSource {
     this.shardId = shardId;
     this.resumeFrom = start;
     this.limiter = ShardRateLimiter.global();
+    withBackoff(Backoff.defaults(), Sleep::millis);
+  }
+
+  /** Another backoff (tests: a short one that does not sleep). */
+  ShardCursor withBackoff(Backoff backoff, KinesisRetry.Sleeper sleeper) {
+    retry = new KinesisRetry(backoff, "stream '" + options.streamName + "' shard " + shardId
+        + " at " + options.endpointDescription(), sleeper);
+    return this;
   }
 
   @Override
@@ -73,14 +80,12 @@ public final class ShardCursor implements RecordSource {
         return page;
       } catch (ExpiredIteratorException e) {
         iterator = null; // re-acquired from resumeFrom on the next attempt
-        if (!backoff.canRetry(attempt)) {
-          throw e;
-        }
+        retry.failed("GetRecords", attempt, e);
       }
     }
   }
 
-  /** One GetRecords call; throttling is retried here, an expired iterator is the caller's. */
+  /** One GetRecords call; failures are retried here, an expired iterator is the caller's. */
   private Page read(int limit) {
     for (int attempt = 1; ; attempt++) {
       limiter.acquire(options.endpointUrl + "/" + options.streamName + "/" + shardId,
@@ -89,13 +94,12 @@ public final class ShardCursor implements RecordSource {
         GetRecordsResult result = client.getRecords(
             new GetRecordsRequest().withShardIterator(iterator).withLimit(limit));
         return toPage(result);
-      } catch (ProvisionedThroughputExceededException e) {
-        if (!backoff.canRetry(attempt)) {
-          throw e;
-        }
-        Sleep.millis(backoff.delayMs(attempt));
       } catch (ResourceNotFoundException e) {
         throw gone(e);
+      } catch (ExpiredIteratorException e) {
+        throw e;
+      } catch (RuntimeException e) {
+        retry.failed("GetRecords", attempt, e);
       }
     }
   }
@@ -133,11 +137,6 @@ public final class ShardCursor implements RecordSource {
     for (int attempt = 1; ; attempt++) {
       try {
         return client.getShardIterator(request).getShardIterator();
-      } catch (LimitExceededException | ProvisionedThroughputExceededException e) {
-        if (!backoff.canRetry(attempt)) {
-          throw e;
-        }
-        Sleep.millis(backoff.delayMs(attempt));
       } catch (ResourceNotFoundException e) {
         throw gone(e);
       } catch (InvalidArgumentException e) {
@@ -152,6 +151,8 @@ public final class ShardCursor implements RecordSource {
         scanFromTrimHorizon();
         request = new GetShardIteratorRequest().withStreamName(options.streamName)
             .withShardId(shardId).withShardIteratorType(resumeFrom.type.name());
+      } catch (RuntimeException e) {
+        retry.failed("GetShardIterator", attempt, e);
       }
     }
   }

@@ -24,6 +24,19 @@ public final class ShardFetch {
    */
   public static FetchResult fetch(RecordSource source, int budget, long maxBytes,
       int maxRecordsPerCall, long deadlineMillis, LongSupplier clock) {
+    return fetch(source, budget, maxBytes, maxRecordsPerCall, deadlineMillis, clock, false);
+  }
+
+  /**
+   * {@code closed}: the shard listing shows the shard closed (by a split or a merge). Then no page
+   * means its tip: only the end of the shard (no next iterator) does, so reading goes on past
+   * empty pages until then, within the budgets. Kinesis may answer an empty page with a next
+   * iterator between a closed shard's last record and its end (kinesalite does, when the last
+   * record came seconds before the reshard); taking that page for the tip would leave the shard
+   * undrained for good, and its children, which hold the newer records, unread.
+   */
+  public static FetchResult fetch(RecordSource source, int budget, long maxBytes,
+      int maxRecordsPerCall, long deadlineMillis, LongSupplier clock, boolean closed) {
     List<KinesisRecord> records = new ArrayList<>();
     boolean drained = false;
     boolean caughtUp = false;
@@ -41,7 +54,7 @@ public final class ShardFetch {
         drained = true;
         break;
       }
-      if (page.reachedTip(request)) {
+      if (!closed && page.reachedTip(request)) {
         caughtUp = true;
         break;
       }

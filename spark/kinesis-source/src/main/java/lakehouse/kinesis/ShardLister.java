@@ -4,7 +4,6 @@ import com.amazonaws.services.kinesis.AmazonKinesis;
 import com.amazonaws.services.kinesis.model.AmazonKinesisException;
 import com.amazonaws.services.kinesis.model.DescribeStreamRequest;
 import com.amazonaws.services.kinesis.model.DescribeStreamResult;
-import com.amazonaws.services.kinesis.model.LimitExceededException;
 import com.amazonaws.services.kinesis.model.ListShardsRequest;
 import com.amazonaws.services.kinesis.model.ListShardsResult;
 import com.amazonaws.services.kinesis.model.ResourceNotFoundException;
@@ -18,31 +17,26 @@ import java.util.function.Supplier;
 public final class ShardLister {
   private final AmazonKinesis client;
   private final KinesisOptions options;
-  private final Backoff backoff = Backoff.defaults();
+  private final KinesisRetry retry;
 
   public ShardLister(AmazonKinesis client, KinesisOptions options) {
     this.client = client;
     this.options = options;
+    this.retry = new KinesisRetry(Backoff.defaults(),
+        "stream '" + options.streamName + "' at " + options.endpointDescription());
   }
 
   public List<ShardDescription> list() {
-    return withRetries(() -> describe(listRaw()));
+    return withRetries("ListShards", () -> describe(listRaw()));
   }
 
-  /** Throttling is retried with backoff; a missing stream is an error naming it. */
-  private <T> T withRetries(Supplier<T> call) {
-    for (int attempt = 1; ; attempt++) {
-      try {
-        return call.get();
-      } catch (ResourceNotFoundException e) {
-        throw new IllegalArgumentException("Kinesis stream '" + options.streamName
-            + "' does not exist at " + options.endpointDescription() + ".", e);
-      } catch (LimitExceededException e) {
-        if (!backoff.canRetry(attempt)) {
-          throw e;
-        }
-        Sleep.millis(backoff.delayMs(attempt));
-      }
+  /** Bounded retries as for reads (KinesisRetry); a missing stream is an error naming it. */
+  private <T> T withRetries(String operation, Supplier<T> call) {
+    try {
+      return retry.call(operation, call);
+    } catch (ResourceNotFoundException e) {
+      throw new IllegalArgumentException("Kinesis stream '" + options.streamName
+          + "' does not exist at " + options.endpointDescription() + ".", e);
     }
   }
 
@@ -51,7 +45,7 @@ public final class ShardLister {
    * one shard asked for.
    */
   public StreamInfo streamInfo() {
-    return withRetries(() -> {
+    return withRetries("DescribeStream", () -> {
       StreamDescription d = client.describeStream(new DescribeStreamRequest()
           .withStreamName(options.streamName).withLimit(1)).getStreamDescription();
       long created = d.getStreamCreationTimestamp() == null

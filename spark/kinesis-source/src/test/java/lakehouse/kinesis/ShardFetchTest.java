@@ -99,4 +99,57 @@ class ShardFetchTest {
     assertEquals(30, r.records.size()); // three pages of 10: the third passes 25 records' bytes
     assertEquals(1000L, r.millisBehindLatest); // the last page was not at the tip
   }
+
+  /**
+   * Like kinesalite for a shard closed seconds after its last record: past the records, an empty
+   * page with a next iterator (MillisBehindLatest 0) first, and only then the end.
+   */
+  private static RecordSource gapBeforeTheEnd(FakeShard shard) {
+    return new RecordSource() {
+      boolean gapShown;
+
+      @Override
+      public Page next(int limit) {
+        Page page = shard.next(limit);
+        if (page.records.isEmpty() && !gapShown) {
+          gapShown = true;
+          return new Page(List.of(), false, 0L);
+        }
+        return new Page(page.records, page.records.isEmpty(), 0L);
+      }
+    };
+  }
+
+  @Test
+  void aClosedShardIsReadPastAnEmptyPageToItsEnd() {
+    // Every record was read by an earlier batch; each batch starts a new iterator after them.
+    FakeShard shard = new FakeShard(12, 1).from(12);
+    FetchResult asIfOpen = ShardFetch.fetch(gapBeforeTheEnd(shard), 1000, Long.MAX_VALUE, 10,
+        NEVER, () -> 0L, false);
+    assertTrue(asIfOpen.caughtUp);
+    assertFalse(asIfOpen.drained, "the empty page is taken for the tip, batch after batch");
+
+    FetchResult closed = ShardFetch.fetch(gapBeforeTheEnd(shard.from(12)), 1000, Long.MAX_VALUE,
+        10, NEVER, () -> 0L, true);
+    assertTrue(closed.drained, "a closed shard is read on to its end");
+    assertFalse(closed.caughtUp);
+    assertTrue(closed.records.isEmpty());
+  }
+
+  @Test
+  void aClosedShardIsReadOnToItsEndWithinTheTimeAllowance() {
+    FakeShard shard = new FakeShard(30, 1);
+    shard.closed = true;
+    FetchResult r = ShardFetch.fetch(shard, 1000, Long.MAX_VALUE, 10, NEVER, () -> 0L, true);
+    assertEquals(30, r.records.size());
+    assertTrue(r.drained, "read past its short and empty pages to the end, in one fetch");
+    assertEquals(4, shard.calls);
+
+    RecordSource neverEnds = limit -> new Page(List.of(), false, 0L);
+    long[] now = {0};
+    FetchResult bounded = ShardFetch.fetch(neverEnds, 1000, Long.MAX_VALUE, 10, 50,
+        () -> now[0] += 10, true);
+    assertFalse(bounded.drained);
+    assertEquals(50, now[0], "the deadline still ends the read");
+  }
 }
