@@ -109,6 +109,7 @@ def test_throttles_expired_iterators_and_500s_lose_and_duplicate_nothing(run: Ru
     assert "InternalFailure" in {error for _, error in retried}, sorted(retried)
 
 
+@pytest.mark.long
 def test_kinesis_failing_past_the_retry_bound_stops_the_job_loudly(run: Run) -> None:
     s = scripted.build(orders=20, ticks=5, seed=59)
     run.put(s.records)
@@ -221,6 +222,7 @@ def assert_parents_read_before_children(run: Run) -> int:
     return len(crossing)
 
 
+@pytest.mark.long
 def test_split_and_merge_under_load_keep_every_record_once_and_in_key_order(run: Run) -> None:
     s = scripted.build(orders=240, ticks=40, seed=61)
     n = len(s.records)
