@@ -25,6 +25,7 @@ import logging
 import os
 import re
 import signal
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
@@ -69,6 +70,9 @@ class CrashPoints:
         self.state_dir = state_dir
         self.kill_self = kill_self
         self.jvm_pid: int | None = None
+        # Sink writes run side by side: without it, two threads could each mark their
+        # point as fired before the first kill lands, and one point would never crash.
+        self._firing = threading.Lock()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ) -> CrashPoints:
@@ -112,13 +116,14 @@ class CrashPoints:
             return
         assert self.state_dir is not None
         marker = fired_file(self.state_dir, point)
-        if marker.exists():
-            return
-        with open(marker, "w") as out:
-            out.write(point)
-            out.flush()
-            os.fsync(out.fileno())
-        log.warning("crash point %s: killing the JVM and the driver", point)
-        if self.jvm_pid is not None:
-            os.kill(self.jvm_pid, signal.SIGKILL)
-        self.kill_self()
+        with self._firing:  # held until the kill: later threads wait here for it
+            if marker.exists():
+                return
+            with open(marker, "w") as out:
+                out.write(point)
+                out.flush()
+                os.fsync(out.fileno())
+            log.warning("crash point %s: killing the JVM and the driver", point)
+            if self.jvm_pid is not None:
+                os.kill(self.jvm_pid, signal.SIGKILL)
+            self.kill_self()

@@ -31,7 +31,7 @@ from lakehouse_job.hudi_options import PROFILES, SinkSettings, merge_options, ta
 from lakehouse_job.parse import REASON, split_batch
 from lakehouse_job.progress import ProgressLog
 from lakehouse_job.status import LagListener, StatusFile
-from lakehouse_job.table_recovery import clear_unfinished_tables
+from lakehouse_job.table_recovery import clear_unfinished_tables, has_commit, timeline_files
 from lakehouse_job.writer_lock import WriterLock, WriterLockError
 from lakehouse_tables import columns
 from lakehouse_tables.declarations import TableSpec, default_tables_path, load_tables
@@ -317,15 +317,13 @@ def hudi_table_paths(specs: Mapping[str, TableSpec], sink: SinkSettings) -> list
 def existing_mor_tables(
     spark: SparkSession, specs: Mapping[str, TableSpec], sink: SinkSettings
 ) -> dict[str, dict[str, str]]:
-    """Declared Merge-on-Read tables already on storage: path -> merge options."""
-    jvm, hadoop_conf = spark.sparkContext._jvm, spark.sparkContext._jsc.hadoopConfiguration()
-    assert jvm is not None  # a live session has its gateway
+    """Declared Merge-on-Read tables on storage with a commit (a table created by a run
+    that died before its first commit has nothing to compact): path -> merge options."""
     found = {}
     for spec in specs.values():
         if "MERGE_ON_READ" in spec.table_types:
             path = table_path(sink, spec, "MERGE_ON_READ")
-            timeline = jvm.org.apache.hadoop.fs.Path(f"{path}/.hoodie")
-            if timeline.getFileSystem(hadoop_conf).exists(timeline):
+            if has_commit(timeline_files(spark, path) or []):
                 found[path] = merge_options(spec)
     return found
 

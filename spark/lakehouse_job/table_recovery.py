@@ -28,13 +28,29 @@ class DamagedTableError(RuntimeError):
     pass
 
 
+def has_commit(timeline_files: Iterable[str]) -> bool:
+    """Given the names in a table's `.hoodie` folder: has a write completed?"""
+    return any(_COMPLETED.match(name) for name in timeline_files)
+
+
+def timeline_files(spark: SparkSession, path: str) -> list[str] | None:
+    """The names in the table's `.hoodie` folder; None when there is no such folder."""
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None  # a live session has its gateway
+    timeline = jvm.org.apache.hadoop.fs.Path(f"{path}/.hoodie")
+    fs = timeline.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+    if not fs.exists(timeline):
+        return None
+    return [status.getPath().getName() for status in fs.listStatus(timeline)]
+
+
 def is_unfinished(timeline_files: Iterable[str]) -> bool:
     """Given the names in a table's `.hoodie` folder: created part-way, never committed?
     Raises DamagedTableError for a table with commits but no properties."""
     names = set(timeline_files)
     if names & set(PROPERTIES):
         return False
-    if any(_COMPLETED.match(name) for name in names):
+    if has_commit(names):
         raise DamagedTableError("has commits but no hoodie.properties (nor its backup)")
     return True
 
@@ -46,12 +62,9 @@ def clear_unfinished_tables(spark: SparkSession, paths: Iterable[str]) -> list[s
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     removed = []
     for path in paths:
-        table = jvm.org.apache.hadoop.fs.Path(path)
-        timeline = jvm.org.apache.hadoop.fs.Path(f"{path}/.hoodie")
-        fs = table.getFileSystem(conf)
-        if not fs.exists(timeline):
+        names = timeline_files(spark, path)
+        if names is None:
             continue
-        names = [status.getPath().getName() for status in fs.listStatus(timeline)]
         try:
             unfinished = is_unfinished(names)
         except DamagedTableError as error:
@@ -66,6 +79,7 @@ def clear_unfinished_tables(spark: SparkSession, paths: Iterable[str]) -> list[s
                 "no commit): removing it so that the replayed batch creates it again",
                 path,
             )
-            fs.delete(table, True)
+            table = jvm.org.apache.hadoop.fs.Path(path)
+            table.getFileSystem(conf).delete(table, True)
             removed.append(path)
     return removed

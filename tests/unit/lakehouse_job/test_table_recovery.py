@@ -2,7 +2,7 @@
 
 import pytest
 
-from lakehouse_job.table_recovery import DamagedTableError, is_unfinished
+from lakehouse_job.table_recovery import DamagedTableError, has_commit, is_unfinished
 
 pytestmark = pytest.mark.unit
 
@@ -20,3 +20,10 @@ def test_a_table_with_properties_is_left_alone() -> None:
 def test_commits_without_properties_are_damage_not_debris() -> None:
     with pytest.raises(DamagedTableError, match="has commits"):
         is_unfinished(["20261123074753729.deltacommit", ".aux"])
+
+
+def test_only_completed_writes_count_as_commits() -> None:
+    assert has_commit(["20261123074753729.commit"])
+    assert has_commit(["20261123074753729.deltacommit", "hoodie.properties"])
+    assert not has_commit(["20261123074753729.deltacommit.inflight", "hoodie.properties"])
+    assert not has_commit(["20261123074753729.compaction.requested", "hoodie.properties"])
