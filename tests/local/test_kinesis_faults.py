@@ -31,14 +31,6 @@ pytestmark = pytest.mark.faults
 KINDS = ("throttled", "expired_iterator", "limit_exceeded", "internal_failure")
 
 
-def records_read(run: Run) -> int:
-    """Records the job's BatchWriter handled, malformed ones included."""
-    if not run.metrics.exists():
-        return 0
-    lines = [json.loads(line) for line in run.metrics.read_text().splitlines() if line]
-    return sum(line["records"] for line in lines if "valid" in line)
-
-
 def stop(job: subprocess.Popen) -> int:
     """SIGTERM to the job's group, as its supervisor would; its exit code."""
     if job.poll() is None:
@@ -79,7 +71,7 @@ def test_throttles_expired_iterators_and_500s_lose_and_duplicate_nothing(run: Ru
 
             def done() -> bool:
                 return job.poll() is not None or (
-                    records_read(run) >= len(s.records)
+                    run.records_done() >= len(s.records)
                     and all(proxy.injected[kind] for kind in KINDS)
                     and all(proxy.outages[kind] for kind in ("throttled", "internal_failure"))
                 )
@@ -249,7 +241,7 @@ def test_split_and_merge_under_load_keep_every_record_once_and_in_key_order(run:
         putter.join()
         put_keyed(run, parts[2], cuts[2])
         read = cuts[3]
-        wait_for(lambda: records_read(run) >= read or job.poll() is not None, 180, "the split")
+        wait_for(lambda: run.records_done() >= read or job.poll() is not None, 180, "the split")
         assert job.poll() is None, tail(run.log)
 
         # A merge after a quiet spell: the parents' last records are seconds old by then.
@@ -269,7 +261,7 @@ def test_split_and_merge_under_load_keep_every_record_once_and_in_key_order(run:
         )
         wait_active(run)
         put_keyed(run, parts[3], cuts[3])
-        wait_for(lambda: records_read(run) >= n or job.poll() is not None, 180, "the merge")
+        wait_for(lambda: run.records_done() >= n or job.poll() is not None, 180, "the merge")
         assert job.poll() is None, tail(run.log)
     finally:
         code = stop(job)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -91,6 +92,14 @@ class Run:
         if not self.metrics.exists():
             return 0
         return sum('"valid"' in line for line in self.metrics.read_text().splitlines())
+
+    def records_done(self) -> int:
+        """Records those micro-batches handled, malformed ones included (a replayed batch
+        counts again: it is an upper bound of what reached the sinks)."""
+        if not self.metrics.exists():
+            return 0
+        lines = [json.loads(line) for line in self.metrics.read_text().splitlines() if line]
+        return sum(line["records"] for line in lines if "valid" in line)
 
     # --- Kinesis ---
     def kinesis(self):
