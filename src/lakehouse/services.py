@@ -12,7 +12,7 @@ import os
 import urllib.request
 
 from lakehouse import installers
-from lakehouse.clients import kinesis_client
+from lakehouse.clients import kinesis_client, trino_connection
 from lakehouse.config import SERVICES_DIR, Settings
 from lakehouse.supervisor import ServiceSpec, port_is_open
 
@@ -160,7 +160,13 @@ def trino_spec(settings: Settings) -> ServiceSpec:
 
     def healthy() -> bool:
         with urllib.request.urlopen(f"{settings.trino_url}/v1/info", timeout=2) as response:
-            return not json.load(response)["starting"]
+            if json.load(response)["starting"]:
+                return False
+        # Started is not ready: until its worker has announced itself, every query fails
+        # with NO_NODES_AVAILABLE (seen after a restart). A query is what users run next.
+        cursor = trino_connection(settings.endpoints, catalog="system").cursor()
+        cursor.execute("SELECT 1")
+        return cursor.fetchall() == [[1]]
 
     return ServiceSpec(
         name="trino",
