@@ -162,11 +162,13 @@ def trino_spec(settings: Settings) -> ServiceSpec:
         with urllib.request.urlopen(f"{settings.trino_url}/v1/info", timeout=2) as response:
             if json.load(response)["starting"]:
                 return False
-        # Started is not ready: until its worker has announced itself, every query fails
-        # with NO_NODES_AVAILABLE (seen after a restart). A query is what users run next.
-        cursor = trino_connection(settings.endpoints, catalog="system").cursor()
-        cursor.execute("SELECT 1")
-        return cursor.fetchall() == [[1]]
+        # Started is not ready: until the node's catalogs are announced, every table scan
+        # fails with NO_NODES_AVAILABLE, for a few seconds after a restart. Neither SELECT 1
+        # nor system tables need them; a scan of the built-in tpch catalog does, as a scan
+        # of a lakehouse table does (catalogs are announced together).
+        cursor = trino_connection(settings.endpoints, catalog="tpch").cursor()
+        cursor.execute("SELECT count(*) FROM tpch.tiny.region")
+        return cursor.fetchall() == [[5]]
 
     return ServiceSpec(
         name="trino",
