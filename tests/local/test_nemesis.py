@@ -36,7 +36,7 @@ from tests.support.pipeline import Run, wait_for
 pytestmark = [pytest.mark.faults, pytest.mark.long, pytest.mark.soak]
 
 SOAK_S = float(os.environ.get("NEMESIS_SECONDS", "600"))
-EVENTS_PER_S = 100
+EVENTS_PER_S = 100  # per Locust user: 4 users, about 400 events/s in all
 
 
 def _descendants(root: int) -> set[int]:
@@ -134,12 +134,16 @@ def test_a_nemesis_soak_under_load_converges_to_the_ledger(
         nemesis.settle(injected, timeout_s=300)
     finally:
         job.stop("job", timeout_s=180)
-    assert load_rc == [0], f"the load generator exited {load_rc}"
+    # Locust exits 1 when any call failed, as some do while a dependency is down; the
+    # ledger, which records every event's outcome, is what the check below relies on.
+    assert load_rc in ([0], [1]), f"the load generator exited {load_rc}"
+    assert len(list(ledger.glob("*.summary.json"))) == 2, "a worker wrote no ledger summary"
     caught_up = time.monotonic()
     run.run_job("--available-now", "--final-compaction", "--max-records-per-shard", "5000")
     catch_up_s = round(time.monotonic() - caught_up, 1)
 
-    figures = {**summary(injected), "catch_up_s": catch_up_s, **_check(run, ledger)}
+    figures = {**summary(injected), "catch_up_s": catch_up_s, "load_exit": load_rc[0]}
+    figures.update(_check(run, ledger))
     print(json.dumps(figures, indent=2))
     if os.environ.get("NEMESIS_RESULTS"):
         Path(os.environ["NEMESIS_RESULTS"]).write_text(json.dumps(figures, indent=2) + "\n")
