@@ -24,6 +24,11 @@ help:
 	@echo "make run | load | verify                    the streaming job, the load generator, the ledger check"
 	@echo "make bench       benchmark the job (needs the stack: KINESIS_ENGINE=kinesalite make local-up);"
 	@echo "                 BENCH_ARGS='--rates 1000,5000 --commit-cost' for more, results in bench/results/"
+	@echo "make up          the stack in containers (docker compose; prepares this machine first),"
+	@echo "                 then services, health, URLs and memory"
+	@echo "make ps | logs | down     compose status table, logs, stop (down keeps the data)"
+	@echo "make compose-verify       check a Locust web UI run (http://127.0.0.1:8089) in Trino"
+	@echo "make integration-test     the compose stack from a fresh clone, plain and scaled"
 	@echo "make lint        ruff (lint and format) and mypy"
 	@echo "make lock        re-resolve requirements.lock (after changing dependencies)"
 
@@ -112,27 +117,30 @@ clean-state: local-down
 	rm -rf .local
 
 # --- The stack in containers (docker compose) ---------------------------------
-# tests/containers/harness.py starts a Docker engine if none runs, provides
-# `docker compose` v2, and builds or loads every image (stand-ins for upstream
-# images no registry serves here); compose reads the same env files as local mode.
-HARNESS := $(PYTHON_BOOT) tests/containers/harness.py
-COMPOSE := $(HARNESS) compose
+# docker-compose.yml works as typed (`docker compose up -d --wait`). `make up` first
+# prepares what this machine lacks (engine, Compose v2, base image, stand-ins for
+# images no registry serves), each step only where the normal path fails, then runs it
+# and prints the services with health, URLs and memory.
+.PHONY: up down ps logs compose-verify integration-test
 
-.PHONY: up down ps logs integration-test
+up: $(STAMP)
+	$(LAKEHOUSE) compose up
 
-up:
-	$(HARNESS) prepare
-	$(COMPOSE) up -d --wait --no-build
+# Keeps the volumes (tables, stream, metastore); `docker compose down -v` deletes them.
+down: $(STAMP)
+	$(LAKEHOUSE) compose down
 
-down:
-	$(COMPOSE) down
-
-ps:
-	$(COMPOSE) ps
+ps: $(STAMP)
+	$(LAKEHOUSE) compose status
 
 logs:
-	$(COMPOSE) logs --tail=200
+	docker compose logs --tail=200
 
-# Brings the stack up with testcontainers (ports 1xxxx), load, verify, tear down.
+# A load run started from the Locust web UI (:8089), checked against Trino.
+compose-verify: $(STAMP)
+	$(LAKEHOUSE) verify --compose
+
+# From a fresh clone: plain `docker compose up`, Locust -> job -> Trino against the
+# ledger, a scaled stack (2 Spark workers, 3 Locust workers), `down -v` leaves nothing.
 integration-test: $(STAMP)
 	$(PYTEST) -m containers -q -p no:cacheprovider tests/containers

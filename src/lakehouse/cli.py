@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import shlex
 import signal
 import subprocess
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from lakehouse import demo, installers, job_launcher, stack
 from lakehouse.bootstrap import BootstrapError
+from lakehouse.compose import ComposeError, engine, project
 from lakehouse.config import ConfigError, Settings, load_settings
 from lakehouse.installers import InstallError
 from lakehouse.interrupts import sigterm_interrupts
@@ -141,7 +143,43 @@ def cmd_load(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_verify(settings: Settings, args: argparse.Namespace) -> int:
     """Compare what Trino returns with the load generator's ledger."""
+    if args.compose:
+        return verify_compose(settings, args.table_suffix)
     return 0 if demo.verify_ledger(settings, args.table_suffix) else 1
+
+
+def verify_compose(settings: Settings, table_suffix: str, timeout_s: float = 300) -> int:
+    """The ledger of the Locust web UI's runs in the compose stack against its Trino,
+    once the job has caught up (a compose job commits every few seconds)."""
+    import tempfile
+
+    from lakehouse.clients import Endpoints
+    from loadgen.ledger import read_ledger
+
+    with tempfile.TemporaryDirectory(prefix="ui-ledger-") as tmp:
+        ledger = project.copy_ui_ledger(Path(tmp) / "ledger")
+        acked = sum(1 for entry in read_ledger(ledger) if entry.get("acked"))
+        endpoints = Endpoints(
+            region=settings["AWS_REGION"], trino=f"http://{project.published('trino', 8080)}"
+        )
+        database = settings["LAKEHOUSE_DATABASE"]
+        _say(f"Ledger of the Locust UI's runs: {acked:,} records acknowledged")
+        deadline = time.monotonic() + timeout_s
+        while (done := project.job_records_processed()) < acked:
+            if time.monotonic() > deadline:
+                _say(f"The job has processed {done:,} of {acked:,} records; checking anyway")
+                break
+            _say(f"  the job has processed {done:,} of {acked:,} records; waiting")
+            time.sleep(5)
+        while not demo.ledger_agrees(ledger, endpoints, database, table_suffix, io.StringIO()):
+            if time.monotonic() > deadline:
+                break
+            time.sleep(5)  # the last commit's hive sync, or a compaction for _mor_ro
+        ok = demo.ledger_agrees(ledger, endpoints, database, table_suffix, sys.stdout)
+    if not ok and table_suffix == "_mor_ro":
+        _say("MoR read-optimized views show compacted data only: `docker compose stop job`")
+        _say("compacts every MoR table before it exits; verify again after it.")
+    return 0 if ok else 1
 
 
 def cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
@@ -192,6 +230,30 @@ def cmd_bench(settings: Settings, args: argparse.Namespace) -> int:
     return run_bench(settings, options, _say)
 
 
+def cmd_compose(settings: Settings, args: argparse.Namespace) -> int:
+    """The stack in containers: prepare this machine, then plain `docker compose`."""
+    if args.action in ("prepare", "up"):
+        _say("Preparing Docker (each step only where the normal path fails)")
+        project.prepare(settings, _say)
+    if args.action == "up":
+        seconds = project.up(_say, *[a for a in args.compose_args if a != "--"])
+        _say(f"\nAll services healthy in {seconds:.0f}s\n")
+    if args.action in ("up", "status"):
+        rows = project.services()
+        _say(project.format_table(rows))
+        total = sum(row.memory_mib or 0 for row in rows)
+        _say(f"\nMemory in use by the stack's containers: {total:,.0f} MiB")
+        if args.action == "up":
+            _say("\nLoad from the Locust UI, then `lakehouse verify --compose` checks it in Trino.")
+            _say("Stop with `make down` (keeps the data) or `docker compose down -v` (deletes it).")
+        return 0 if rows and all(row.state == "running" for row in rows) else 3
+    if args.action == "down":
+        project.down(volumes=args.volumes)
+    if args.action == "engine-down":
+        engine.stop_engine(settings, _say)
+    return 0
+
+
 COMMANDS: dict[str, tuple[Callable[[Settings, argparse.Namespace], int], str]] = {
     "up": (cmd_up, "start every service as a host process, wait until healthy, bootstrap"),
     "down": (cmd_down, "stop what `up` started"),
@@ -203,6 +265,7 @@ COMMANDS: dict[str, tuple[Callable[[Settings, argparse.Namespace], int], str]] =
     "load": (cmd_load, "run the Locust load generator against the local stream"),
     "verify": (cmd_verify, "compare Trino's tables with the load generator's ledger"),
     "bench": (cmd_bench, "benchmark the job: throughput, freshness, CPU, commit cost"),
+    "compose": (cmd_compose, "the stack in containers: prepare | up | status | down"),
 }
 
 
@@ -217,6 +280,19 @@ def build_parser() -> argparse.ArgumentParser:
     for name in ("load", "demo"):
         options.add_arguments(parsers[name], skip=SETTINGS_LOAD_OPTIONS)
     parsers["verify"].add_argument("--table-suffix", default="_cow", help="_cow or _mor_ro")
+    parsers["verify"].add_argument(
+        "--compose", action="store_true", help="the compose stack's Locust web UI runs"
+    )
+    compose = parsers["compose"]
+    compose.add_argument(
+        "action",
+        choices=["prepare", "up", "status", "down", "engine-down"],
+        help="prepare: engine, Compose v2, base image, stand-ins (each only if missing); "
+        "up: prepare, then docker compose up -d --wait --build, then the status table; "
+        "engine-down: stop a dockerd that prepare started",
+    )
+    compose.add_argument("--volumes", action="store_true", help="down: delete the data too")
+    compose.add_argument("compose_args", nargs=argparse.REMAINDER, help="up: more compose args")
     add_bench_arguments(parsers["bench"])
     return parser
 
@@ -244,7 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = load_settings()
         handler, _ = COMMANDS[args.command]
         return handler(settings, args)
-    except (ConfigError, InstallError, ServiceError, BootstrapError) as exc:
+    except (ConfigError, InstallError, ServiceError, BootstrapError, ComposeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM where a command turns it into one

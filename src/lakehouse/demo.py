@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TextIO
 
 from lakehouse import stack
-from lakehouse.clients import trino_connection
+from lakehouse.clients import Endpoints, trino_connection
 from lakehouse.config import Settings
 from lakehouse.job_launcher import default_job_args, job_spec
 from lakehouse.supervisor import log_tail
@@ -83,13 +83,26 @@ def _check_job_alive(settings: Settings) -> None:
 def verify_ledger(settings: Settings, table_suffix: str, out: TextIO = sys.stdout) -> bool:
     """Does each table (`_cow`, `_mor_ro`) hold exactly what the ledger expects? Prints
     the counts per table to `out` (`lakehouse verify`, the demo)."""
+    return ledger_agrees(
+        ledger_dir(settings),
+        settings.endpoints,
+        settings["LAKEHOUSE_DATABASE"],
+        table_suffix,
+        out,
+    )
+
+
+def ledger_agrees(
+    ledger: Path, endpoints: Endpoints, database: str, table_suffix: str, out: TextIO
+) -> bool:
+    """The ledger in `ledger` against the tables Trino (at `endpoints`) shows, tombstones
+    hidden; local mode and compose (`lakehouse verify --compose`) both check with it."""
     from loadgen import verify
 
-    database = settings["LAKEHOUSE_DATABASE"]
     diffs = verify.verify_tables(
         load_tables(),
-        str(ledger_dir(settings)),
-        trino_connection(settings.endpoints, schema=database),
+        str(ledger),
+        trino_connection(endpoints, schema=database),
         "hudi",
         database,
         table_suffix=table_suffix,

@@ -31,8 +31,11 @@ def job_env(settings: Settings, driver_memory: str = "1536m") -> dict[str, str]:
         JAVA_HOME=str(installers.spark_java_home()),
         PYSPARK_PYTHON=sys.executable,
         PYSPARK_DRIVER_PYTHON=sys.executable,
+        # On the driver's class path, not --jars: with --jars, Spark copies the ~390 MB of
+        # jars into a fresh temp folder at every start, and a killed job leaves it behind.
         PYSPARK_SUBMIT_ARGS=(
-            f"--jars {','.join(str(j) for j in jars)} --driver-memory {driver_memory} pyspark-shell"
+            f"--driver-class-path {os.pathsep.join(str(j) for j in jars)} "
+            f"--driver-memory {driver_memory} pyspark-shell"
         ),
     )
     return env

@@ -1,26 +1,32 @@
 """The stack in containers, for tests marked `containers` (make integration-test).
 
-Session fixtures, in order: a Docker engine (started, and stopped at the end, only
-when none was running), `docker compose` v2, every image (tests/containers/harness.py),
-then the stack itself through testcontainers' DockerCompose, on host ports that do
-not clash with a running local stack. Nothing here skips: when the engine cannot be
-started the tests fail with the reason. testcontainers is imported lazily so that
-collecting the other test suites never needs it.
+Session fixtures, in order: a Docker engine and Compose v2 (lakehouse.compose.engine:
+started, and stopped at the end, only where none was running and nothing manages
+one), the images no registry serves here (lakehouse.compose.images), and a fresh
+clone of the repository. Each test module then brings up its own stack from that
+clone with testcontainers' DockerCompose: plain `docker compose up`, no env file, no
+staging, on host ports that do not clash with a running local stack. Nothing here
+skips: when the engine cannot be started the tests fail with the reason.
+testcontainers is imported lazily so that collecting other suites never needs it.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import time
+import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
-from tests.containers import harness
+from lakehouse.compose import ComposeError, engine, images, project
+from lakehouse.config import REPO_ROOT, Settings, load_settings
 
-PROJECT = "lakehouse-it"
-# Host ports for the test's stack (the local stack may hold the defaults).
+# Host ports for the tests' stacks (the local stack may hold the defaults).
 HOST_PORTS = {
     "KINESIS_HOST_PORT": 14566,
     "MINIO_HOST_PORT": 19000,
@@ -33,71 +39,130 @@ HOST_PORTS = {
 }
 
 
+def say(message: str) -> None:
+    print(message, flush=True)
+
+
 @pytest.fixture(scope="session")
-def engine() -> Iterator[None]:
+def settings() -> Settings:
+    return load_settings()
+
+
+@pytest.fixture(scope="session")
+def docker_engine(settings: Settings) -> Iterator[None]:
     try:
-        started = harness.ensure_engine()
-        harness.ensure_compose()
-    except harness.HarnessError as error:
+        started = engine.ensure_engine(settings, say)
+        engine.ensure_compose(settings, say)
+    except ComposeError as error:
         pytest.fail(f"no Docker engine could be started: {error}", pytrace=False)
     try:
         yield
     finally:
         if started:
-            harness.stop_engine()
+            engine.stop_engine(settings, say)
 
 
 @pytest.fixture(scope="session")
-def images(engine: None) -> dict[str, str]:
+def prepared(docker_engine: None, settings: Settings) -> dict[str, str]:
     started = time.monotonic()
     try:
-        report = harness.prepare()
-    except harness.HarnessError as error:
+        report = project.prepare(settings, say)
+    except ComposeError as error:
         pytest.fail(f"images could not be prepared: {error}", pytrace=False)
-    print(f"\nimages ready in {time.monotonic() - started:.0f}s: {report}")
+    say(f"prepared in {time.monotonic() - started:.0f}s")
     return report
+
+
+@pytest.fixture(scope="session")
+def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh clone of the repository (its committed state): what a new user has."""
+    target = tmp_path_factory.mktemp("clone") / "lakehouse"
+    subprocess.run(["git", "clone", "--quiet", str(REPO_ROOT), str(target)], check=True)
+    return target
 
 
 @dataclass
 class Stack:
-    compose: object  # testcontainers.compose.DockerCompose
-    ports: dict[str, int]
-    up_seconds: float
+    """A running compose project of the clone, and how to reach it."""
 
-    def command(self, *args: str) -> list[str]:
-        return [*harness.compose_command(PROJECT), *args]
+    directory: Path
+    project_name: str
+    up_seconds: float
+    ports: dict[str, int] = field(default_factory=lambda: dict(HOST_PORTS))
+
+    def env(self) -> dict[str, str]:
+        return {
+            **os.environ,
+            **{k: str(v) for k, v in self.ports.items()},
+            "COMPOSE_PROJECT_NAME": self.project_name,
+        }
+
+    def compose(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["docker", "compose", *args],
+            cwd=self.directory,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
+    def url(self, port_key: str, path: str = "/") -> str:
+        return f"http://127.0.0.1:{self.ports[port_key]}{path}"
+
+    def get_json(self, port_key: str, path: str) -> object:
+        with urllib.request.urlopen(self.url(port_key, path), timeout=10) as response:
+            return json.loads(response.read())
+
+    def resources(self) -> dict[str, list[str]]:
+        """The project's containers, networks and volumes (by compose's project label)."""
+        label = f"label=com.docker.compose.project={self.project_name}"
+        found = {}
+        for kind, cmd in (
+            ("containers", ["docker", "ps", "-aq", "--filter", label]),
+            ("networks", ["docker", "network", "ls", "-q", "--filter", label]),
+            ("volumes", ["docker", "volume", "ls", "-q", "--filter", label]),
+        ):
+            out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+            found[kind] = out.stdout.split()
+        return found
 
 
 @pytest.fixture(scope="session")
-def stack(images: dict[str, str]) -> Iterator[Stack]:
+def start_stack(prepared: dict[str, str], clone: Path):
+    """Start a stack of the clone: `docker compose up -d --wait --build [scale args]`."""
     from testcontainers.compose import DockerCompose
 
-    for key, port in HOST_PORTS.items():
-        os.environ[key] = str(port)
-    os.environ["COMPOSE_PROJECT_NAME"] = PROJECT
-    compose = DockerCompose(
-        context=str(harness.REPO),
-        compose_file_name="docker-compose.yml",
-        env_file=[str(harness.REPO / f) for f in harness.ENV_FILES],
-        wait=True,
-    )
-    started = time.monotonic()
-    try:
-        compose.start()
-    except Exception:
-        stdout, stderr = _logs(compose)
-        compose.stop()
-        pytest.fail(f"the stack did not become healthy; logs:\n{stdout[-8000:]}{stderr[-4000:]}")
-    up = time.monotonic() - started
-    print(f"\nstack healthy in {up:.0f}s")
-    try:
-        yield Stack(compose, dict(HOST_PORTS), up)
-    finally:
-        compose.stop()  # down --volumes
+    def start(project_name: str, *up_args: str) -> tuple[Stack, DockerCompose]:
+        stack = Stack(clone, project_name, 0.0)
+        os.environ.update({k: str(v) for k, v in stack.ports.items()})
+        os.environ["COMPOSE_PROJECT_NAME"] = project_name
+        compose = DockerCompose(
+            context=str(clone),
+            compose_file_name="docker-compose.yml",
+            build=True,  # our images from the clone's sources (cached layers when unchanged)
+            wait=True,
+            # DockerCompose appends `services` to `up`: the place for --scale arguments.
+            services=list(up_args) or None,
+        )
+        started = time.monotonic()
+        try:
+            compose.start()
+        except Exception:
+            logs = stack.compose("logs", "--tail=60").stdout
+            compose.stop()
+            pytest.fail(f"{project_name} did not become healthy; logs:\n{logs[-10000:]}")
+        stack.up_seconds = time.monotonic() - started
+        rows = project.services()
+        say(f"\n{project_name} healthy in {stack.up_seconds:.0f}s\n{project.format_table(rows)}")
+        say(f"memory of the stack: {sum(r.memory_mib or 0 for r in rows):,.0f} MiB")
+        sizes = images.image_sizes(sorted({*prepared, *_our_images(stack)}))
+        say("images: " + ", ".join(f"{n} {s / 1e6:,.0f} MB" for n, s in sizes.items()))
+        return stack, compose
+
+    return start
 
 
-def _logs(compose) -> tuple[str, str]:
-    try:
-        return compose.get_logs()
-    except Exception as error:
-        return "", f"(no logs: {error})"
+def _our_images(stack: Stack) -> set[str]:
+    out = stack.compose("config", "--images")
+    return {name for name in out.stdout.split() if name.startswith("lakehouse/")}
