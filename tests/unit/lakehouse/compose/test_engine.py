@@ -16,8 +16,13 @@ def test_a_desktop_engine_that_is_not_running_is_not_started(monkeypatch) -> Non
     monkeypatch.setattr(engine, "engine_answers", lambda: False)
     monkeypatch.setattr(engine.platform, "system", lambda: "Darwin")
     monkeypatch.setattr(engine.shutil, "which", lambda name: f"/usr/local/bin/{name}")
-    started = []
-    monkeypatch.setattr(engine, "_start_dockerd", lambda *a: bool(started.append(a)) or True)
+    started: list[tuple] = []
+
+    def start_dockerd(*args: object) -> bool:
+        started.append(args)
+        return True
+
+    monkeypatch.setattr(engine, "_start_dockerd", start_dockerd)
     with pytest.raises(ComposeError, match=r"start Docker \(Docker Desktop\)"):
         engine.ensure_engine(load_settings(), print)
     assert not started
