@@ -114,6 +114,10 @@ class Stack:
         with urllib.request.urlopen(self.url(port_key, path), timeout=10) as response:
             return json.loads(response.read())
 
+    def down(self) -> subprocess.CompletedProcess[str]:
+        """docker compose down -v: containers, network and volumes of the project."""
+        return self.compose("down", "-v", "--remove-orphans", timeout=300)
+
     def resources(self) -> dict[str, list[str]]:
         """The project's containers, networks and volumes (by compose's project label)."""
         label = f"label=com.docker.compose.project={self.project_name}"
@@ -130,10 +134,11 @@ class Stack:
 
 @pytest.fixture(scope="session")
 def start_stack(prepared: dict[str, str], clone: Path):
-    """Start a stack of the clone: `docker compose up -d --wait --build [scale args]`."""
+    """Start a stack of the clone with testcontainers: `docker compose up --build --wait
+    [ARGS]`; `Stack.down` (docker compose down -v) is the caller's to run."""
     from testcontainers.compose import DockerCompose
 
-    def start(project_name: str, *up_args: str) -> tuple[Stack, DockerCompose]:
+    def start(project_name: str, *up_args: str) -> Stack:
         stack = Stack(clone, project_name, 0.0)
         os.environ.update({k: str(v) for k, v in stack.ports.items()})
         os.environ["COMPOSE_PROJECT_NAME"] = project_name
@@ -142,7 +147,8 @@ def start_stack(prepared: dict[str, str], clone: Path):
             compose_file_name="docker-compose.yml",
             build=True,  # our images from the clone's sources (cached layers when unchanged)
             wait=True,
-            # DockerCompose appends `services` to `up`: the place for --scale arguments.
+            # DockerCompose appends `services` to its `up` command (and to nothing else
+            # that this module runs): the place for --scale arguments.
             services=list(up_args) or None,
         )
         started = time.monotonic()
@@ -150,7 +156,7 @@ def start_stack(prepared: dict[str, str], clone: Path):
             compose.start()
         except Exception:
             logs = stack.compose("logs", "--tail=60").stdout
-            compose.stop()
+            stack.down()
             pytest.fail(f"{project_name} did not become healthy; logs:\n{logs[-10000:]}")
         stack.up_seconds = time.monotonic() - started
         rows = project.services()
@@ -158,7 +164,7 @@ def start_stack(prepared: dict[str, str], clone: Path):
         say(f"memory of the stack: {sum(r.memory_mib or 0 for r in rows):,.0f} MiB")
         sizes = images.image_sizes(sorted({*prepared, *_our_images(stack)}))
         say("images: " + ", ".join(f"{n} {s / 1e6:,.0f} MB" for n, s in sizes.items()))
-        return stack, compose
+        return stack
 
     return start
 

@@ -25,13 +25,13 @@ LOCUST_WORKERS = 3
 
 @pytest.fixture(scope="module")
 def scaled(start_stack) -> Iterator[Stack]:
-    stack, compose = start_stack(
+    stack = start_stack(
         "lakehouse-it-scaled",
         "--scale", f"spark-worker={SPARK_WORKERS}",
         "--scale", f"locust-worker={LOCUST_WORKERS}",
     )  # fmt: skip
     yield stack
-    compose.stop()
+    stack.down()
 
 
 def wait_for(what: str, check, timeout_s: float = 120):
@@ -82,7 +82,8 @@ def test_a_web_ui_run_on_scaled_workers_lands_exactly(scaled: Stack) -> None:
     running = locust_stats(scaled)
     busy = [w for w in running["workers"] if w["user_count"] > 0]
     assert len(busy) == LOCUST_WORKERS, running["workers"]
-    with urllib.request.urlopen(scaled.url("LOCUST_HOST_PORT", "/stop"), timeout=30):
+    stop = urllib.request.Request(scaled.url("LOCUST_HOST_PORT", "/stop"), method="POST")
+    with urllib.request.urlopen(stop, timeout=30):
         pass
     wait_for("the UI run to stop", lambda: locust_stats(scaled)["state"] == "stopped")
     summaries = lambda: scaled.compose(  # noqa: E731

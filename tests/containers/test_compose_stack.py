@@ -24,9 +24,9 @@ RUN = "it"  # ledger sub-folder in the ledger volume
 
 @pytest.fixture(scope="module")
 def stack(start_stack) -> Iterator[Stack]:
-    stack, compose = start_stack("lakehouse-it")
+    stack = start_stack("lakehouse-it")
     yield stack
-    compose.stop()  # down --volumes (again, if the last test did it already)
+    stack.down()  # again, if the last test did it already
 
 
 def _get(url: str, timeout: float = 5) -> int:
@@ -119,6 +119,6 @@ def test_locust_load_lands_in_trino_exactly(
 
 def test_down_with_volumes_leaves_nothing_of_the_project(stack: Stack) -> None:
     assert all(stack.resources().values()), "the stack should be there before down"
-    down = stack.compose("down", "-v", timeout=300)
+    down = stack.down()
     assert down.returncode == 0, down.stderr
     assert stack.resources() == {"containers": [], "networks": [], "volumes": []}
