@@ -11,7 +11,8 @@ PYTEST      := $(VENV)/bin/pytest
 STAMP       := $(VENV)/.installed-$(PYSPARK_VERSION)
 
 .PHONY: help setup demo test unit-test local-test java-test lint \
-        local-up local-down local-status run load verify clean-state bench lock fault-test fault-test-long nemesis
+        local-up local-down local-status run load verify clean-state bench lock fault-test fault-test-long nemesis \
+        sql spark-sql notebook notebook-test
 
 help:
 	@echo "make demo        set up (first run downloads ~2 GB) and run the pipeline end to end"
@@ -22,6 +23,9 @@ help:
 	@echo "                 then the ledger check; figures in bench/results/nemesis-<timestamp>.json"
 	@echo "make local-up | local-down | local-status   the service stack as host processes"
 	@echo "make run | load | verify                    the streaming job, the load generator, the ledger check"
+	@echo "make sql         Trino's CLI on the local stack: live views (orders, ...), raw JSON (orders_json)"
+	@echo "make spark-sql   Spark SQL with Hudi: MoR snapshots (_rt), time travel, incremental, show_commits"
+	@echo "make notebook    JupyterLab on 127.0.0.1:8888 over notebooks/ (starts the stack and the job)"
 	@echo "make bench       benchmark the job (needs the stack: KINESIS_ENGINE=kinesalite make local-up);"
 	@echo "                 BENCH_ARGS='--rates 1000,5000 --commit-cost' for more, results in bench/results/"
 	@echo "make up          the stack in containers (docker compose; prepares this machine first),"
@@ -107,6 +111,20 @@ load: setup
 
 verify: $(STAMP)
 	$(LAKEHOUSE) verify
+
+# Interactive: Trino's CLI, Spark SQL with Hudi, JupyterLab (notebooks/).
+sql: setup
+	$(LAKEHOUSE) sql
+
+spark-sql: setup
+	$(LAKEHOUSE) spark-sql
+
+notebook: setup
+	$(LAKEHOUSE) notebook
+
+# Every notebook top to bottom against the live local stack (part of local-test).
+notebook-test: setup
+	$(PYTEST) -q tests/local/test_notebooks.py
 
 BENCH_ARGS ?=
 bench: setup

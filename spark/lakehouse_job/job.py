@@ -30,6 +30,7 @@ from lakehouse_job.dedupe import dedupe
 from lakehouse_job.hudi_options import PROFILES, SinkSettings, merge_options, table_path
 from lakehouse_job.parse import REASON, split_batch
 from lakehouse_job.progress import ProgressLog
+from lakehouse_job.query_views import QueryViews, query_objects, trino_executor
 from lakehouse_job.status import LagListener, StatusFile
 from lakehouse_job.table_recovery import clear_unfinished_tables, has_commit, timeline_files
 from lakehouse_job.writer_lock import WriterLock, WriterLockError
@@ -73,6 +74,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--database", default=database)
     p.add_argument("--metastore-uri", default=_env("HMS_URI"))
+    p.add_argument(
+        "--trino-url",
+        default=_env("TRINO_URL"),
+        help="Trino, where the job creates the live views and raw JSON tables (empty: none)",
+    )
     p.add_argument("--warehouse", default=f"s3a://{bucket}/warehouse/{database}.db")
     p.add_argument("--raw", default=f"s3a://{bucket}/raw")
     p.add_argument("--checkpoint", default=f"s3a://{bucket}/checkpoints/lakehouse-job")
@@ -450,13 +456,19 @@ def run(args: argparse.Namespace) -> int:
         "streaming from %s into %s (checkpoint %s)", args.stream, args.warehouse, args.checkpoint
     )
     watchdog = TriggerWatchdog(args.batch_timeout)
+    views = QueryViews(
+        query_objects(specs, sink) if args.trino_url and sink.hive_sync else [],
+        trino_executor(args.trino_url or "", args.region),
+    )
     while query.isActive:
         if stop.requested or compactor.failed:
             _stop_between_batches(query)
             break
+        views.poll()
         watchdog.check(bool(query.status.get("isTriggerActive")))
         query.awaitTermination(1)
     compactor.stop()
+    views.finish()  # a short run (--available-now) may end before its first attempt
     if compactor.failed:
         log.error("stopping: %s", compactor.failed)
         return 1

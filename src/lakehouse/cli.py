@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from lakehouse import demo, installers, job_launcher, stack
+from lakehouse import demo, installers, job_launcher, shells, stack
 from lakehouse.bootstrap import BootstrapError
 from lakehouse.compose import ComposeError, engine, project
 from lakehouse.config import ConfigError, Settings, load_settings
@@ -230,6 +230,25 @@ def cmd_bench(settings: Settings, args: argparse.Namespace) -> int:
     return run_bench(settings, options, _say)
 
 
+def cmd_sql(settings: Settings, args: argparse.Namespace) -> int:
+    """Trino's CLI on the local stack (catalog hive, the lakehouse database)."""
+    extra = [a for a in args.shell_args if a != "--"]
+    return subprocess.call(shells.trino_cli_command(settings, extra))
+
+
+def cmd_spark_sql(settings: Settings, args: argparse.Namespace) -> int:
+    """Spark SQL with Hudi on the local stack's metastore and S3."""
+    extra = [a for a in args.shell_args if a != "--"]
+    return subprocess.call(
+        shells.spark_sql_command(settings, extra), env=shells.spark_env(settings)
+    )
+
+
+def cmd_notebook(settings: Settings, args: argparse.Namespace) -> int:
+    """JupyterLab over notebooks/ against the local stack (started first if needed)."""
+    return shells.run_notebook_server(settings, _say, args.port)
+
+
 def cmd_compose(settings: Settings, args: argparse.Namespace) -> int:
     """The stack in containers: prepare this machine, then plain `docker compose`."""
     if args.action in ("prepare", "up"):
@@ -265,6 +284,9 @@ COMMANDS: dict[str, tuple[Callable[[Settings, argparse.Namespace], int], str]] =
     "load": (cmd_load, "run the Locust load generator against the local stream"),
     "verify": (cmd_verify, "compare Trino's tables with the load generator's ledger"),
     "bench": (cmd_bench, "benchmark the job: throughput, freshness, CPU, commit cost"),
+    "sql": (cmd_sql, "Trino's CLI on the local stack (extra CLI options after --)"),
+    "spark-sql": (cmd_spark_sql, "Spark SQL with Hudi on the local stack (_rt, time travel)"),
+    "notebook": (cmd_notebook, "JupyterLab on 127.0.0.1:8888 over notebooks/"),
     "compose": (cmd_compose, "the stack in containers: prepare | up | status | down"),
 }
 
@@ -283,6 +305,9 @@ def build_parser() -> argparse.ArgumentParser:
     parsers["verify"].add_argument(
         "--compose", action="store_true", help="the compose stack's Locust web UI runs"
     )
+    for name in ("sql", "spark-sql"):
+        parsers[name].add_argument("shell_args", nargs=argparse.REMAINDER)
+    parsers["notebook"].add_argument("--port", type=int, default=shells.NOTEBOOK_PORT)
     compose = parsers["compose"]
     compose.add_argument(
         "action",

@@ -161,6 +161,31 @@ def ensure_trino(settings: Settings, progress: Progress = print) -> Path:
     return home
 
 
+def ensure_trino_cli(settings: Settings, progress: Progress = print) -> Path:
+    """Trino's CLI (an executable jar) at the server's version, from Maven Central."""
+    version = settings["TRINO_VERSION"]
+    downloads = settings.cache_dir / "downloads"
+    jar = downloads / f"trino-cli-{version}-executable.jar"
+    if not jar.exists():
+        progress(f"  downloading the Trino CLI {version} from Maven Central (~10 MB, once)...")
+        _run(
+            [
+                "mvn",
+                "-B",
+                "-q",
+                "dependency:copy",
+                f"-Dartifact=io.trino:trino-cli:{version}:jar:executable",
+                f"-DoutputDirectory={downloads}",
+            ],
+            f"downloading trino-cli {version}",
+        )
+    return jar
+
+
+def trino_java_home(settings: Settings) -> Path:
+    return find_java_home(int(settings["TRINO_JAVA_MIN"]))
+
+
 # --- npm --------------------------------------------------------------------
 
 

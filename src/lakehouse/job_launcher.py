@@ -21,8 +21,15 @@ from lakehouse.supervisor import ServiceSpec, port_is_open
 SPARK_UI_PORT = 4040
 
 
+def spark_jars(settings: Settings) -> list[Path]:
+    """What Spark needs beyond pyspark's jars: Hudi, s3a, the AWS SDK, the Kinesis source."""
+    return [*installers.ensure_spark_jars(settings), installers.ensure_kinesis_source_jar(settings)]
+
+
 def job_env(settings: Settings, driver_memory: str = "1536m") -> dict[str, str]:
-    jars = [*installers.ensure_spark_jars(settings), installers.ensure_kinesis_source_jar(settings)]
+    """The environment of a PySpark driver against the local stack: the job's, and the
+    notebooks' kernels' (a SparkSession built there gets the same jars and config)."""
+    jars = spark_jars(settings)
     env = {**os.environ, **settings.service_env()}
     env.update(
         SPARK_CONF_DIR=str(SERVICES_DIR / "spark"),

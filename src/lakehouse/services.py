@@ -149,7 +149,7 @@ def metastore_spec(settings: Settings) -> ServiceSpec:
 
 def trino_spec(settings: Settings) -> ServiceSpec:
     home = installers.ensure_trino(settings)
-    java_home = installers.find_java_home(int(settings["TRINO_JAVA_MIN"]))
+    java_home = installers.trino_java_home(settings)
     data = settings.data_dir / "trino"
     data.mkdir(parents=True, exist_ok=True)
     # The supervisor owns the lifecycle. The launcher's own PID file can name a

@@ -43,6 +43,7 @@ def test_every_ui_answers(stack: Stack) -> None:
         "spark master UI": stack.url("SPARK_MASTER_UI_HOST_PORT", "/json/"),
         "job (Spark driver) UI": stack.url("JOB_UI_HOST_PORT", "/api/v1/applications"),
         "locust UI": stack.url("LOCUST_HOST_PORT"),
+        "jupyter": stack.url("JUPYTER_HOST_PORT", "/api"),
     }
     failures: dict[str, object] = {}
     for name, url in urls.items():
@@ -115,6 +116,23 @@ def test_locust_load_lands_in_trino_exactly(
             event_types=["orders"], table_suffix=suffix, where="NOT _is_deleted",
         )  # fmt: skip
         assert diffs and all(d.ok for d in diffs), [d.summary() for d in diffs]
+
+
+def test_trino_cli_and_a_notebook_run_in_their_containers(stack: Stack) -> None:
+    """`docker compose exec trino trino` answers, and the quickstart notebook runs top to
+    bottom in the jupyter service (its kernel reaches the stack by service name). After
+    the ledger check, which wants the tables to hold the load test's rows only."""
+    up = stack.compose("up", "-d", "--wait", "job", timeout=600)  # the last test stopped it
+    assert up.returncode == 0, up.stderr[-3000:]
+    cli = stack.compose("exec", "-T", "trino", "trino", "--execute", "SELECT 6 * 7")
+    assert cli.returncode == 0 and cli.stdout.strip() == '"42"', cli.stdout + cli.stderr
+    run = stack.compose(
+        "exec", "-T", "jupyter", "jupyter", "nbconvert", "--to", "notebook", "--execute",
+        "--ExecutePreprocessor.timeout=600", "--output", "/tmp/01-quickstart.ipynb",
+        "/opt/lakehouse/notebooks/01-quickstart.ipynb",
+        timeout=900,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-5000:]
 
 
 def test_down_with_volumes_leaves_nothing_of_the_project(stack: Stack) -> None:

@@ -191,6 +191,12 @@ def _stage_trino(context: Path, settings: Settings, progress: Progress) -> None:
         _place(tarball, downloads / tarball.name)
     else:  # the Dockerfile downloads it
         (downloads / ".keep").write_text("")
+    cli = context / "cli"
+    cli.mkdir()
+    from lakehouse.installers import ensure_trino_cli
+
+    jar = ensure_trino_cli(settings, progress)
+    _place(jar, cli / jar.name)
 
 
 def _place(source: Path, target: Path) -> None:

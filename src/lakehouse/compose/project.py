@@ -10,6 +10,7 @@ memory, and the ledger of a load run started from the Locust web UI.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import tempfile
 import time
@@ -31,6 +32,10 @@ PORT_ROLES = {
     ("spark-master", 8080): ("Spark master UI", "http://{}"),
     ("job", 4040): ("Spark UI of the job", "http://{}"),
     ("locust-master", 8089): ("Locust web UI", "http://{}"),
+    ("jupyter", 8888): (
+        "JupyterLab",
+        "http://{}/lab?token=" + os.environ.get("JUPYTER_TOKEN", "lakehouse"),
+    ),
 }
 UI_LEDGER = "/ledger/ui"  # where runs started from the Locust web UI write their ledger
 JOB_METRICS = "/var/lib/lakehouse/job-metrics.jsonl"

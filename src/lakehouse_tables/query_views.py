@@ -1,0 +1,109 @@
+"""What users query in Trino beside the Hudi tables, as SQL: pure, from the declarations.
+
+For each declared event type, in Trino's `hive` catalog (Trino keeps views in the
+metastore; the `hudi` connector has no views):
+
+- `<event_type>`: the live rows, a view over the Copy-on-Write table (the Merge-on-Read
+  read-optimized one when the type has no CoW table) that hides tombstones
+  (`WHERE NOT _is_deleted`), with the declared columns, the partition column and the
+  time each row arrived and was committed. `SELECT * FROM hive.lakehouse.orders`.
+- `<event_type>_json`: the raw JSON copy as an external table over its S3 prefix
+  (every valid record as it arrived: duplicates and superseded versions included), so
+  JSON and Hudi answer the same SQL. Timestamps stay text there
+  (`from_iso8601_timestamp(order_ts)`): the JSON reader does not parse Spark's ISO form.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lakehouse_tables import columns
+from lakehouse_tables.declarations import TableSpec, TableType
+
+VIEW_CATALOG = "hive"
+HUDI_CATALOG = "hudi"
+_TRINO_TYPES = {
+    "string": "varchar",
+    "long": "bigint",
+    "double": "double",
+    "boolean": "boolean",
+    "timestamp": "timestamp(6)",
+}
+
+
+@dataclass(frozen=True)
+class QueryObject:
+    """One view or external table: its name, the Hudi table it needs first, and its DDL."""
+
+    name: str
+    requires: str  # the table that must exist before the DDL can run (Trino checks it)
+    ddl: str
+
+
+def live_view_name(spec: TableSpec) -> str:
+    return spec.event_type
+
+
+def json_table_name(spec: TableSpec) -> str:
+    return f"{spec.event_type}_json"
+
+
+def source_table(spec: TableSpec) -> str:
+    table_type: TableType = (
+        "COPY_ON_WRITE" if "COPY_ON_WRITE" in spec.table_types else "MERGE_ON_READ"
+    )
+    name = spec.table_name(table_type)
+    return name if table_type == "COPY_ON_WRITE" else f"{name}_ro"
+
+
+def live_view(spec: TableSpec, database: str) -> QueryObject:
+    source = source_table(spec)
+    selected = [
+        *spec.schema,
+        spec.partition_name,
+        columns.ARRIVAL_TS,
+        f"_hoodie_commit_time AS {COMMIT_TIME}",
+    ]
+    ddl = (
+        f"CREATE OR REPLACE VIEW {VIEW_CATALOG}.{database}.{live_view_name(spec)} "
+        f"COMMENT 'live {spec.event_type} rows (tombstones hidden) of {HUDI_CATALOG}."
+        f"{database}.{source}' AS\n"
+        f"SELECT {', '.join(selected)}\n"
+        f"FROM {HUDI_CATALOG}.{database}.{source}\n"
+        f"WHERE NOT {columns.IS_DELETED}"
+    )
+    return QueryObject(live_view_name(spec), source, ddl)
+
+
+COMMIT_TIME = "_commit_time"
+
+
+def json_columns(spec: TableSpec) -> list[tuple[str, str]]:
+    """The raw copy's columns as Trino reads them (parse.raw_rows writes these)."""
+    declared = [
+        (name, "varchar" if kind == "timestamp" else _TRINO_TYPES[kind])
+        for name, kind in spec.schema.items()
+    ]
+    return [
+        *declared,
+        (spec.partition_name, "varchar"),
+        (columns.OP, "varchar"),
+        (columns.IS_DELETED, "boolean"),
+        (columns.INGEST_SHARD, "varchar"),
+        (columns.INGEST_SEQ, "varchar"),
+        (columns.ARRIVAL_TS, "varchar"),
+        (columns.RAW_PAYLOAD, "varchar"),
+    ]
+
+
+def json_table(spec: TableSpec, database: str, location: str) -> QueryObject:
+    """`location`: the raw copy's prefix of this type (sinks.raw_json_path), s3:// or s3a://;
+    its batch folders are read recursively (hive.recursive-directories in hive.properties)."""
+    cols = ",\n  ".join(f"{name} {kind}" for name, kind in json_columns(spec))
+    ddl = (
+        f"CREATE TABLE IF NOT EXISTS {VIEW_CATALOG}.{database}.{json_table_name(spec)} (\n"
+        f"  {cols}\n)\n"
+        f"COMMENT 'raw JSON copy of {spec.event_type} events, every version as it arrived'\n"
+        f"WITH (format = 'JSON', external_location = '{location.rstrip('/')}/')"
+    )
+    return QueryObject(json_table_name(spec), source_table(spec), ddl)

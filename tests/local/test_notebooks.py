@@ -1,0 +1,63 @@
+"""Every notebook in notebooks/ runs top to bottom against the live local stack, with the
+streaming job running as `make notebook` runs it; a cell error (each notebook asserts
+the facts it shows) fails the test. Outputs are not kept (tests/unit/test_notebooks.py
+checks the committed notebooks carry none)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lakehouse import shells
+from lakehouse import stack as stack_module
+from lakehouse.config import Settings
+from tests.local.conftest import Stack
+
+pytestmark = pytest.mark.local
+
+NOTEBOOKS = sorted(shells.NOTEBOOKS_DIR.glob("*.ipynb"))
+
+
+@pytest.fixture(scope="module")
+def notebook_env(stack: Stack, monkeypatch_module: pytest.MonkeyPatch) -> Iterator[Settings]:
+    """The pipeline as `make notebook` leaves it, and a kernel environment like its one
+    (kernels inherit this process's environment)."""
+    settings = stack.settings
+    supervisor = stack_module.supervisor_for(settings)
+    started_job = not supervisor.is_running(stack_module.JOB)
+    shells.ensure_pipeline(settings, print)
+    for key, value in shells.notebook_env(settings).items():
+        monkeypatch_module.setenv(key, value)
+    yield settings
+    if started_job:
+        supervisor.stop(stack_module.JOB, timeout_s=60)
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module() -> Iterator[pytest.MonkeyPatch]:
+    with pytest.MonkeyPatch.context() as patch:
+        yield patch
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_runs_top_to_bottom(notebook_env: Settings, path: Path) -> None:
+    import nbformat
+    from nbclient import NotebookClient
+
+    notebook = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        notebook,
+        timeout=600,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    started = time.monotonic()
+    client.execute()  # raises CellExecutionError, naming the cell and its traceback
+    print(f"{path.name}: {time.monotonic() - started:.0f}s")
+
+
+def test_there_are_six_numbered_notebooks() -> None:
+    assert [p.name[:3] for p in NOTEBOOKS] == ["01-", "02-", "03-", "04-", "05-", "06-"]

@@ -1,0 +1,63 @@
+"""lakehouse_job.query_views: views appear once their tables exist; Trino down is no error."""
+
+from __future__ import annotations
+
+import pytest
+
+from lakehouse_job.hudi_options import SinkSettings
+from lakehouse_job.query_views import QueryViews, query_objects
+from lakehouse_tables.declarations import load_tables
+
+pytestmark = pytest.mark.unit
+
+
+def sink() -> SinkSettings:
+    return SinkSettings("s3a://b/w", "s3a://b/raw", "db", "thrift://hms:9083")
+
+
+def test_one_view_and_one_json_table_per_declared_type() -> None:
+    objects = query_objects(load_tables(), sink())
+    names = sorted(obj.name for obj in objects)
+    types = sorted(load_tables())
+    assert names == sorted([*types, *(f"{t}_json" for t in types)])
+
+
+def test_pending_objects_are_retried_until_their_tables_exist() -> None:
+    existing: set[str] = set()
+    ran: list[str] = []
+
+    def execute(sql: str) -> None:
+        ran.append(sql)
+        if not any(f"hudi.db.{table}" in sql for table in existing) and "VIEW" in sql:
+            raise RuntimeError("line 3:6: Table 'hudi.db.x' does not exist")
+
+    orders = [o for o in query_objects(load_tables(), sink()) if o.name.startswith("orders")]
+    views = QueryViews(orders, execute)
+    views.attempt()
+    assert set(views.pending) == {"orders"}  # the JSON table needs no Hudi table
+    existing.add("hudi_orders_cow")
+    views.attempt()
+    assert views.pending == {}
+    count = len(ran)
+    views.poll()  # nothing left: no more attempts
+    assert len(ran) == count
+
+
+def test_poll_runs_at_most_one_attempt_per_interval() -> None:
+    now = [100.0]
+    calls: list[str] = []
+    objects = query_objects(load_tables(), sink())[:1]
+
+    def fail(sql: str) -> None:
+        calls.append(sql)
+        raise ConnectionError("Trino is down")
+
+    views = QueryViews(objects, fail, interval_s=10, clock=lambda: now[0])
+    views.poll()
+    assert views._thread is not None
+    views._thread.join()
+    views.poll()  # within the interval
+    now[0] += 11
+    views.poll()
+    views._thread.join()
+    assert len(calls) == 2 and views.pending  # still pending, never raised
