@@ -211,15 +211,18 @@ class Lakehouse:
         records = generator.take(count) + generator.drain()
         return self._put(event_type, prefix, records, tables, stream or self.stream)
 
-    def send_payloads(self, payloads: Iterable[str | bytes], event_type: str = "orders") -> Sent:
-        """Records exactly as given (fixed or broken JSON), partition key by position."""
+    def send_payloads(
+        self, payloads: Iterable[str | bytes], *, prefix: str, event_type: str = "orders"
+    ) -> Sent:
+        """Records exactly as given (fixed or broken JSON), partition key by position;
+        `prefix`: what their record keys start with (the scope of wait_until_live)."""
         from loadgen.models import Record
 
         records = [
             Record(p if isinstance(p, bytes) else p.encode(), f"pk-{i}", event_type, "valid", i)
             for i, p in enumerate(payloads)
         ]
-        return self._put(event_type, "", records, self.tables, self.stream)
+        return self._put(event_type, prefix, records, self.tables, self.stream)
 
     def _put(
         self, event_type: str, prefix: str, records: list, tables: Tables, stream: str
