@@ -34,7 +34,8 @@ def query_objects(specs: Mapping[str, TableSpec], sink: SinkSettings) -> list[Qu
 
 def trino_executor(trino_url: str, region: str) -> Execute:
     def execute(sql: str) -> None:
-        cursor = trino_connection(Endpoints(region=region, trino=trino_url), user="job").cursor()
+        endpoints = Endpoints(region=region, trino=trino_url)
+        cursor = trino_connection(endpoints, user="job", request_timeout_s=10).cursor()
         cursor.execute(sql)
         cursor.fetchall()
 
@@ -66,15 +67,22 @@ class QueryViews:
         self._thread = threading.Thread(target=self.attempt, name="query-views", daemon=True)
         self._thread.start()
 
-    def finish(self) -> None:
-        """At the job's end: wait for an attempt in flight, then one more for what is left."""
+    def finish(self, timeout_s: float = 30) -> None:
+        """At the job's end (a short --available-now run may end before its first attempt):
+        one more attempt for what is left, given at most `timeout_s` in all, so that a
+        Trino that does not answer never holds up the job's exit."""
+        deadline = self.clock() + timeout_s
         if self._thread:
-            self._thread.join()
-        if self.pending:
-            self.attempt()
+            self._thread.join(timeout_s)
+        if self.pending and not (self._thread and self._thread.is_alive()):
+            self._thread = threading.Thread(target=self.attempt, name="query-views", daemon=True)
+            self._thread.start()
+            self._thread.join(max(0.0, deadline - self.clock()))
 
     def attempt(self) -> None:
         """Run each pending DDL once; what fails stays pending."""
+        from trino.exceptions import TrinoQueryError
+
         for name, obj in list(self.pending.items()):
             try:
                 self.execute(obj.ddl)
@@ -85,6 +93,8 @@ class QueryViews:
                 if name not in self._warned:
                     self._warned.add(name)
                     log.warning("creating %s in Trino failed (will retry): %s", name, text[:300])
-                continue
+                if isinstance(error, TrinoQueryError):
+                    continue  # this statement's problem: the others may still work
+                break  # Trino does not answer: try again next round
             del self.pending[name]
             log.info("Trino: %s is ready", name)

@@ -38,6 +38,8 @@ def print_urls(settings: Settings) -> None:
     _say(f"  Hive Metastore      {settings.hms_uri}")
     _say("  Spark UI            http://127.0.0.1:4040  (while the job runs)")
     _say("  Locust UI           http://127.0.0.1:8089  (while `lakehouse load --web` runs)")
+    _say("  SQL                 `make sql` (Trino: live views orders, ...; raw JSON orders_json)")
+    _say("  Notebooks           `make notebook` (JupyterLab on http://127.0.0.1:8888)")
 
 
 def cmd_up(settings: Settings, _: argparse.Namespace) -> int:

@@ -99,7 +99,11 @@ def s3_client(endpoints: Endpoints) -> Any:
 
 
 def trino_connection(
-    endpoints: Endpoints, catalog: str = "hudi", schema: str = "default", user: str = "lakehouse"
+    endpoints: Endpoints,
+    catalog: str = "hudi",
+    schema: str = "default",
+    user: str = "lakehouse",
+    request_timeout_s: float = 30.0,
 ) -> Any:
     """A Trino DB-API connection (the trino package is imported here, on first use)."""
     import trino
@@ -112,6 +116,7 @@ def trino_connection(
         user=user,
         catalog=catalog,
         schema=schema,
+        request_timeout=request_timeout_s,
     )
 
 

@@ -61,3 +61,25 @@ def test_poll_runs_at_most_one_attempt_per_interval() -> None:
     views.poll()
     views._thread.join()
     assert len(calls) == 2 and views.pending  # still pending, never raised
+
+
+def test_trino_unreachable_ends_the_round_and_finish_is_bounded() -> None:
+    import time
+
+    calls: list[str] = []
+
+    def unreachable(sql: str) -> None:
+        calls.append(sql)
+        raise ConnectionError("connection refused")
+
+    views = QueryViews(query_objects(load_tables(), sink()), unreachable)
+    views.attempt()
+    assert len(calls) == 1  # not one timeout per object
+
+    def hangs(sql: str) -> None:
+        time.sleep(5)
+
+    slow = QueryViews(query_objects(load_tables(), sink())[:1], hangs)
+    started = time.monotonic()
+    slow.finish(timeout_s=0.5)
+    assert time.monotonic() - started < 2
