@@ -43,6 +43,8 @@ __all__ = [
     "entry_data",
     "expected_row",
     "expected_state",
+    "key_prefix",
+    "key_prefixes",
     "ledger_files",
     "normalize",
     "read_ledger",
@@ -162,6 +164,23 @@ class ExpectedState:
     counts: Counter[str] = field(default_factory=Counter)
     malformed: Counter[str] = field(default_factory=Counter)
     deleted: Counter[str] = field(default_factory=Counter)  # event_type -> keys absent
+
+
+def key_prefix(gen: str) -> str:
+    """What every record key of generator `gen` starts with (user.py names keys so)."""
+    return f"{gen}-"
+
+
+def key_prefixes(entries: Iterable[dict[str, Any]]) -> tuple[str, ...] | None:
+    """The key prefixes of the generators that wrote these entries: the part of a table
+    this ledger speaks for (rows of other producers, e.g. a notebook, are not its business).
+    None when an entry names no generator: then the ledger speaks for the whole table."""
+    gens: set[str] = set()
+    for entry in entries:
+        if not entry.get("gen"):
+            return None
+        gens.add(str(entry["gen"]))
+    return tuple(sorted(key_prefix(g) for g in gens))
 
 
 def expected_state(entries: Iterable[dict[str, Any]], tables: Tables) -> ExpectedState:

@@ -41,7 +41,7 @@ from loadgen.kinesis import (
     make_client,
     put_records_with_retry,
 )
-from loadgen.ledger import LedgerWriter
+from loadgen.ledger import LedgerWriter, key_prefix
 from loadgen.models import (
     MALFORMED_KINDS,
     EventGenerator,
@@ -138,7 +138,7 @@ class WorkerContext:
         seed = None
         if self.base_seed is not None:
             seed = self.base_seed * 1_000_003 + self.worker_index * 10_007 + n
-        cfg = gen_config_from_options(self.opts, gen_id + "-", seed, self.tables.event_types)
+        cfg = gen_config_from_options(self.opts, key_prefix(gen_id), seed, self.tables.event_types)
         gen = EventGenerator(self.tables, cfg)
         self.generators[gen_id] = gen
         return gen_id, gen

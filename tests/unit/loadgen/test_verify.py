@@ -145,3 +145,23 @@ def test_verify_tables_end_to_end_without_trino(tmp_path: Path, tables: Tables) 
     ]
     assert "hudi_orders_cow" in out.getvalue()
     assert expected_state([line], tables).rows["orders"]["o1"]["status"] == "created"
+
+
+def test_a_ledger_speaks_for_its_own_generators_keys_only(tmp_path: Path, tables: Tables) -> None:
+    """Rows another producer wrote (a notebook's `qs1-...` keys) are not extra; a row in
+    the ledger's own key space that it never sent still is."""
+    ev = {"event_type": "orders", "op": "c", "order_id": "r1-w0-u0-ord-1", "customer_id": "c",
+          "amount": 5.0, "status": "created", "order_ts": "2026-11-22T19:00:00.000Z"}  # fmt: skip
+    line = {"gen": "r1-w0-u0", "acked": True, "dup": False, "shard_id": "s",
+            "sequence_number": "1", "data": json.dumps(ev)}  # fmt: skip
+    (tmp_path / "ledger-r1-w0-1.jsonl").write_text(json.dumps(line) + "\n")
+    when = datetime(2026, 11, 22, 19)
+    mine = ("r1-w0-u0-ord-1", "c", 5.0, "created", when, "2026-11-22")
+    notebook = ("qs1-ord-7", "c", 1.0, "created", when, "2026-11-22")
+    diffs = verify_tables(tables, str(tmp_path), FakeConn([mine, notebook]), "hudi", "default",
+                          event_types=["orders"], out=io.StringIO())  # fmt: skip
+    assert diffs[0].ok and diffs[0].actual == 1
+    ghost = ("r1-w0-u0-ord-2", "c", 1.0, "created", when, "2026-11-22")
+    diffs = verify_tables(tables, str(tmp_path), FakeConn([mine, ghost]), "hudi", "default",
+                          event_types=["orders"], out=io.StringIO())  # fmt: skip
+    assert not diffs[0].ok and diffs[0].extra == 1
