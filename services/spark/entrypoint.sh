@@ -31,6 +31,7 @@ case "$role" in
     exec python -m lakehouse_job.job "$@" ;;
   metastore)
     cp="${HIVE_CONF_DIR:-/opt/hive/conf}:$SPARK_HOME/jars/*:$(ls /opt/lakehouse/jars/hadoop-aws-*.jar):$(ls /opt/lakehouse/jars/aws-java-sdk-bundle-*.jar):/usr/share/java/postgresql.jar"
-    exec java "-Xmx${HMS_HEAP:-384m}" -cp "$cp" org.apache.hadoop.hive.metastore.HiveMetaStore -p "${HMS_PORT:-9083}" "$@" ;;
+    # As local mode: the schema step (lakehouse.metastore_schema) first, then the metastore.
+    exec python -m lakehouse.metastore_schema -- java "-Xmx${HMS_HEAP:-384m}" -cp "$cp" org.apache.hadoop.hive.metastore.HiveMetaStore -p "${HMS_PORT:-9083}" "$@" ;;
   *) exec "$role" "$@" ;;
 esac

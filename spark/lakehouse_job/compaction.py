@@ -21,6 +21,7 @@ from lakehouse_job.hudi_options import SHARED_WITH_COMPACTOR
 from lakehouse_job.status import StatusFile
 
 log = logging.getLogger("lakehouse_job.compaction")
+MAX_DELTA_COMMITS = "hoodie.compact.inline.max.delta.commits"
 
 
 # table base path -> the table's merge options (hudi_options.merge_options)
@@ -54,10 +55,16 @@ class CompactionRunner:
         interval_s: float = 20.0,
         max_consecutive_failures: int = 10,
         status: StatusFile | None = None,
+        last_writes: Callable[[], Mapping[str, float]] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.spark = spark
         self.tables = tables
         self.interval_s = interval_s
+        # table path -> clock() of its last write (the writer's); see compact_quiet_tables
+        self.last_writes = last_writes or dict
+        self.clock = clock
+        self._flushed: dict[str, float] = {}
         self.max_consecutive_failures = max_consecutive_failures
         self.status = status
         self.health: dict[str, TableCompactions] = {}
@@ -84,7 +91,7 @@ class CompactionRunner:
     def compact_fully(self) -> None:
         """Schedule and run a compaction of everything not yet compacted (end of a run,
         so read-optimized views show the final state)."""
-        self.spark.conf.set("hoodie.compact.inline.max.delta.commits", "1")
+        self.spark.conf.set(MAX_DELTA_COMMITS, "1")
         for path, options in dict(self.tables()).items():
             # First the plans left pending (by this run, or one that stopped before executing
             # them): scheduleAndExecute only executes the plan it schedules, and that plan
@@ -92,9 +99,31 @@ class CompactionRunner:
             self._call("run", path, options)
             self._call("scheduleAndExecute", path, options)
 
+    def compact_quiet_tables(self) -> None:
+        """Fold every delta commit into base files of a table that nobody has written to for
+        a whole interval. The writer schedules a plan only every N delta commits, so when
+        ingest goes quiet the last few would otherwise stay out of the read-optimized view
+        (the only MoR view Trino reads) until more data comes."""
+        tables = dict(self.tables())
+        for path, written in dict(self.last_writes()).items():
+            quiet = self.clock() - written >= self.interval_s
+            if not quiet or self._flushed.get(path, float("-inf")) >= written:
+                continue
+            if path not in tables:
+                continue
+            self.spark.conf.set(MAX_DELTA_COMMITS, "1")
+            try:
+                self._call("scheduleAndExecute", path, tables[path])
+                self._flushed[path] = written
+            except Exception as exc:  # the next round tries again
+                log.warning("compacting quiet table %s failed (will retry): %s", path, exc)
+            finally:
+                self.spark.conf.unset(MAX_DELTA_COMMITS)
+
     def _loop(self) -> None:
         while not self._stop.wait(self.interval_s):
             self.compact_now()
+            self.compact_quiet_tables()
 
     def _call(self, op: str, path: str, options: Mapping[str, str]) -> None:
         pairs = ",".join(f"{k}={v}" for k, v in options.items())

@@ -203,6 +203,7 @@ class BatchWriter:
         self.parallel_writes = parallel_writes
         self.metrics_file = Path(metrics_file) if metrics_file else None
         self.mor_tables: dict[str, dict[str, str]] = {}  # path -> merge options
+        self.mor_written_at: dict[str, float] = {}  # path -> time.monotonic() of its last write
         self.sync = MetastoreSync(every_commit=sink.profile == "baseline")
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
@@ -259,6 +260,7 @@ class BatchWriter:
             self._run_writes(writes, metrics)
             # Only now does each table exist for the compaction thread to compact.
             self.mor_tables.update(mor_tables)
+            self.mor_written_at.update(dict.fromkeys(mor_tables, time.monotonic()))
             for write in writes:
                 if write.synced:
                     self.sync.done(*write.synced)
@@ -436,6 +438,7 @@ def run(args: argparse.Namespace) -> int:
         args.compaction_interval,
         args.max_compaction_failures,
         status,
+        last_writes=lambda: writer.mor_written_at,
     ).start()
     stream_writer = (
         kinesis_stream(spark, args)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import urllib.request
 
 from lakehouse import installers
@@ -127,7 +128,12 @@ def metastore_spec(settings: Settings) -> ServiceSpec:
     classpath = os.pathsep.join([str(conf_dir), bind_jar, f"{pyspark_jars}/*", *s3a_jars])
     return ServiceSpec(
         name="metastore",
+        # The schema step (lakehouse.metastore_schema) runs first, then becomes the metastore.
         command=[
+            sys.executable,
+            "-m",
+            "lakehouse.metastore_schema",
+            "--",
             str(java),
             f"-Xmx{settings['HMS_HEAP']}",
             "-Dderby.stream.error.file=" + str(settings.logs_dir / "metastore-derby.log"),

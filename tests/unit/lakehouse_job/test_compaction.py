@@ -31,6 +31,9 @@ class FakeConf:
     def set(self, key: str, value: str) -> None:
         self.values[key] = value
 
+    def unset(self, key: str) -> None:
+        self.values.pop(key, None)
+
 
 class FakeResult:
     def collect(self) -> list[Any]:
@@ -160,3 +163,28 @@ def test_a_success_resets_the_run_of_failures() -> None:
     health = compactor.health["s3a://b/w/orders_mor"]
     assert (health.runs, health.failures, health.consecutive_failures) == (1, 1, 0)
     assert health.last_success_at is not None
+
+
+def test_a_table_quiet_for_an_interval_is_compacted_once_per_write() -> None:
+    fake = FakeSpark()
+    now = [1000.0]
+    writes = {"s3a://b/w/orders_mor": 995.0, "s3a://b/w/ticks_mor": 900.0}
+    compactor = CompactionRunner(
+        cast(SparkSession, fake), lambda: TABLES, 20.0, last_writes=lambda: writes,
+        clock=lambda: now[0],
+    )  # fmt: skip
+    compactor.compact_quiet_tables()  # orders was written 5 s ago: not quiet yet
+    assert fake.statements == [
+        "CALL run_compaction(op => 'scheduleAndExecute', path => 's3a://b/w/ticks_mor', "
+        "options => 'c=3')"
+    ]
+    assert fake.conf.values == {}  # the writer's every-N-delta-commits plan is back
+    now[0] = 1020.0
+    compactor.compact_quiet_tables()
+    assert len(fake.statements) == 2 and "orders_mor" in fake.statements[1]
+    compactor.compact_quiet_tables()  # nothing written since: nothing to do
+    assert len(fake.statements) == 2
+    writes["s3a://b/w/ticks_mor"] = 1030.0
+    now[0] = 1060.0
+    compactor.compact_quiet_tables()
+    assert len(fake.statements) == 3 and "ticks_mor" in fake.statements[2]
