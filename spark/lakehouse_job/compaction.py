@@ -57,6 +57,7 @@ class CompactionRunner:
         status: StatusFile | None = None,
         last_writes: Callable[[], Mapping[str, float]] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        write_lock: threading.Lock | None = None,
     ) -> None:
         self.spark = spark
         self.tables = tables
@@ -64,6 +65,7 @@ class CompactionRunner:
         # table path -> clock() of its last write (the writer's); see compact_quiet_tables
         self.last_writes = last_writes or dict
         self.clock = clock
+        self.write_lock = write_lock or threading.Lock()
         self._flushed: dict[str, float] = {}
         self.max_consecutive_failures = max_consecutive_failures
         self.status = status
@@ -103,22 +105,35 @@ class CompactionRunner:
         """Fold every delta commit into base files of a table that nobody has written to for
         a whole interval. The writer schedules a plan only every N delta commits, so when
         ingest goes quiet the last few would otherwise stay out of the read-optimized view
-        (the only MoR view Trino reads) until more data comes."""
-        tables = dict(self.tables())
-        for path, written in dict(self.last_writes()).items():
-            quiet = self.clock() - written >= self.interval_s
-            if not quiet or self._flushed.get(path, float("-inf")) >= written:
-                continue
-            if path not in tables:
-                continue
-            self.spark.conf.set(MAX_DELTA_COMMITS, "1")
-            try:
-                self._call("scheduleAndExecute", path, tables[path])
-                self._flushed[path] = written
-            except Exception as exc:  # the next round tries again
-                log.warning("compacting quiet table %s failed (will retry): %s", path, exc)
-            finally:
-                self.spark.conf.unset(MAX_DELTA_COMMITS)
+        (the only MoR view Trino reads) until more data comes.
+
+        Only while the writer holds no write in flight (its write lock, taken without
+        waiting): a plan scheduled beside an inflight delta commit can fail that commit's
+        conflict check, and the retry of a commit that created bucket file groups creates
+        them again, so a bucket ends up with two file groups and every later write fails."""
+        if not self.write_lock.acquire(blocking=False):
+            return
+        try:
+            tables = dict(self.tables())
+            for path, written in dict(self.last_writes()).items():
+                quiet = self.clock() - written >= self.interval_s
+                if not quiet or self._flushed.get(path, float("-inf")) >= written:
+                    continue
+                if path in tables and self._flush(path, tables[path]):
+                    self._flushed[path] = written
+        finally:
+            self.write_lock.release()
+
+    def _flush(self, path: str, options: Mapping[str, str]) -> bool:
+        self.spark.conf.set(MAX_DELTA_COMMITS, "1")
+        try:
+            self._call("scheduleAndExecute", path, options)
+            return True
+        except Exception as exc:  # the next round tries again
+            log.warning("compacting quiet table %s failed (will retry): %s", path, exc)
+            return False
+        finally:
+            self.spark.conf.unset(MAX_DELTA_COMMITS)
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval_s):

@@ -13,6 +13,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -204,6 +205,9 @@ class BatchWriter:
         self.metrics_file = Path(metrics_file) if metrics_file else None
         self.mor_tables: dict[str, dict[str, str]] = {}  # path -> merge options
         self.mor_written_at: dict[str, float] = {}  # path -> time.monotonic() of its last write
+        # Held while a batch writes: the compaction thread schedules a plan of its own only
+        # when no delta commit is in flight (see CompactionRunner.compact_quiet_tables).
+        self.write_lock = threading.Lock()
         self.sync = MetastoreSync(every_commit=sink.profile == "baseline")
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
@@ -257,10 +261,11 @@ class BatchWriter:
                 dated = sinks.with_quarantine_date(split.quarantine).persist()
                 cached.append(dated)
                 writes.append(self._quarantine_write(dated))
-            self._run_writes(writes, metrics)
+            with self.write_lock:
+                self._run_writes(writes, metrics)
+                self.mor_written_at.update(dict.fromkeys(mor_tables, time.monotonic()))
             # Only now does each table exist for the compaction thread to compact.
             self.mor_tables.update(mor_tables)
-            self.mor_written_at.update(dict.fromkeys(mor_tables, time.monotonic()))
             for write in writes:
                 if write.synced:
                     self.sync.done(*write.synced)
@@ -439,6 +444,7 @@ def run(args: argparse.Namespace) -> int:
         args.max_compaction_failures,
         status,
         last_writes=lambda: writer.mor_written_at,
+        write_lock=writer.write_lock,
     ).start()
     stream_writer = (
         kinesis_stream(spark, args)

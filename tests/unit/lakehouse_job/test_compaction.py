@@ -188,3 +188,18 @@ def test_a_table_quiet_for_an_interval_is_compacted_once_per_write() -> None:
     now[0] = 1060.0
     compactor.compact_quiet_tables()
     assert len(fake.statements) == 3 and "ticks_mor" in fake.statements[2]
+
+
+def test_a_quiet_table_waits_while_a_batch_is_writing() -> None:
+    fake = FakeSpark()
+    write_lock = threading.Lock()
+    compactor = CompactionRunner(
+        cast(SparkSession, fake), lambda: TABLES, 20.0,
+        last_writes=lambda: {"s3a://b/w/ticks_mor": 900.0}, clock=lambda: 1000.0,
+        write_lock=write_lock,
+    )  # fmt: skip
+    with write_lock:  # a delta commit in flight: no plan may be scheduled beside it
+        compactor.compact_quiet_tables()
+    assert fake.statements == []
+    compactor.compact_quiet_tables()
+    assert len(fake.statements) == 1 and not write_lock.locked()
