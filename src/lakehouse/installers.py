@@ -6,6 +6,7 @@ module proxy) so versions come from versions.env and nothing is committed.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import re
@@ -270,17 +271,29 @@ def _kinesis_source_env(settings: Settings) -> dict[str, str]:
 
 
 def ensure_kinesis_source_jar(settings: Settings, progress: Progress = print) -> Path:
-    """Build spark/kinesis-source against pyspark's jars; rebuilt when its sources change."""
+    """Build spark/kinesis-source against pyspark's jars, once per content of its sources.
+
+    The jar is named by a hash of the sources, not dated by their mtimes: two checkouts
+    that share the download cache (a worktree, a CI clone) must not run each other's
+    build of the source.
+    """
     source_dir = REPO_ROOT / "spark" / "kinesis-source"
-    newest = max(p.stat().st_mtime for p in source_dir.rglob("*") if p.is_file())
-    jar = settings.cache_dir / "build" / "lakehouse-kinesis-source.jar"
-    if jar.exists() and jar.stat().st_mtime >= newest:
+    jar = settings.cache_dir / "build" / f"lakehouse-kinesis-source-{_tree_hash(source_dir)}.jar"
+    if jar.exists():
         return jar
     progress("  compiling the Kinesis source (spark/kinesis-source)...")
     jar.parent.mkdir(parents=True, exist_ok=True)
     env = _kinesis_source_env(settings)
     _run(["bash", str(source_dir / "build.sh"), str(jar)], "compiling the Kinesis source", env=env)
     return jar
+
+
+def _tree_hash(folder: Path) -> str:
+    """A short hash of every file's path and bytes under `folder`."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and "target" not in p.parts):
+        digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def ensure_metastore_bind_jar(settings: Settings, progress: Progress = print) -> Path:
