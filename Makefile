@@ -65,7 +65,13 @@ setup: $(STAMP)
 demo: setup
 	$(LAKEHOUSE) demo
 
-test: setup lint unit-test java-test local-test fault-test
+# The checks that need no service run side by side (2 cores: ruff/mypy, pytest and
+# javac/JUnit each leave a core idle part of the time); then one pytest session runs the
+# local end-to-end and short fault tests on one stack start, with the slowest 15 tests
+# (setup and call apart) listed at the end.
+test: setup
+	$(MAKE) -j3 --no-print-directory --output-sync=target lint unit-test java-test
+	$(PYTEST) -m "(local or faults) and not long and not soak" -q --durations=15
 
 unit-test: $(STAMP)
 	$(PYTEST) -m unit -q
@@ -74,11 +80,11 @@ java-test: setup
 	$(LAKEHOUSE) java-test
 
 local-test: setup
-	$(PYTEST) -m local -q
+	$(PYTEST) -m local -q --durations=15
 
 # Fault injection against the local stack (signals, loopback-only listeners, ...).
 fault-test: setup
-	$(PYTEST) -m "faults and not long" -q
+	$(PYTEST) -m "faults and not long" -q --durations=15
 
 # Every fault test, dependencies paused and restarted included (~25 min more).
 fault-test-long: setup

@@ -78,6 +78,7 @@ def cmd_status(settings: Settings, _: argparse.Namespace) -> int:
 def cmd_install(settings: Settings, _: argparse.Namespace) -> int:
     """Fetch every download into the cache, so `up` and the tests start warm."""
     _say(f"Installing into {settings.cache_dir} (first run downloads ~2 GB)")
+    installers.prefetch(settings, _say)
     stack.build_specs(settings, _say)
     installers.ensure_kinesis_source_jar(settings, _say)
     _say("Everything is installed.")
