@@ -45,7 +45,18 @@ def job_env(settings: Settings, driver_memory: str = "1536m") -> dict[str, str]:
             f"--driver-memory {driver_memory} pyspark-shell"
         ),
     )
+    if env.get(JIT_ENV) == "quick":
+        env["JAVA_TOOL_OPTIONS"] = f"{env.get('JAVA_TOOL_OPTIONS', '')} {QUICK_JIT}".strip()
     return env
+
+
+# A driver that lives for a minute (a test's run, a one-off backfill) spends ~40 % of its
+# CPU on C2 compilations that never pay off: measured on a 200-record --available-now run,
+# 57 -> 33 CPU-s and 36 -> 28 s with C2 off. A long-running job keeps the default, whose
+# C2 code is what sustains its throughput. LAKEHOUSE_JOB_JIT=quick (the local test suite
+# sets it) stops the JIT at C1.
+JIT_ENV = "LAKEHOUSE_JOB_JIT"
+QUICK_JIT = "-XX:TieredStopAtLevel=1"
 
 
 def job_command(args: Sequence[str] = (), master: str = "local[2]") -> list[str]:

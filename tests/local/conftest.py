@@ -8,6 +8,7 @@ process and no port of ours is left.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,11 @@ from lakehouse import installers
 from lakehouse import stack as stack_module
 from lakehouse.clients import kinesis_client
 from lakehouse.config import Settings, load_settings
+from lakehouse.job_launcher import JIT_ENV
 from tests.support.pipeline import Run
+
+# The jobs these tests start live a minute or two: C1 only (job_launcher.QUICK_JIT).
+os.environ.setdefault(JIT_ENV, "quick")
 
 
 @dataclass(frozen=True)

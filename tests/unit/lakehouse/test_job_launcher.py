@@ -1,4 +1,4 @@
-"""lakehouse.job_launcher: the job's status as `lakehouse status` reports it."""
+"""lakehouse.job_launcher: the job's status as `lakehouse status` reports it; its environment."""
 
 import json
 from pathlib import Path
@@ -30,3 +30,16 @@ def test_compaction_failures_are_reported_loudly(
         "  a_mor: 4 compactions",
         "  b_mor: 1 compactions, 3 failed, FAILING (2 in a row): boom",
     ]
+
+
+def test_quick_jit_is_asked_for_and_keeps_other_java_tool_options(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    settings = load_settings()
+    monkeypatch.setattr(job_launcher, "spark_jars", lambda _settings: [])
+    monkeypatch.setattr(job_launcher.installers, "spark_java_home", lambda: Path("/jdk"))
+    monkeypatch.delenv(job_launcher.JIT_ENV, raising=False)
+    monkeypatch.setenv("JAVA_TOOL_OPTIONS", "-Dx=1")
+    assert job_launcher.job_env(settings)["JAVA_TOOL_OPTIONS"] == "-Dx=1"
+    monkeypatch.setenv(job_launcher.JIT_ENV, "quick")
+    assert job_launcher.job_env(settings)["JAVA_TOOL_OPTIONS"] == "-Dx=1 -XX:TieredStopAtLevel=1"
