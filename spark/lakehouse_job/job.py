@@ -32,13 +32,19 @@ from lakehouse_job.hudi_options import PROFILES, SinkSettings, merge_options, ta
 from lakehouse_job.parse import REASON, split_batch
 from lakehouse_job.progress import ProgressLog
 from lakehouse_job.query_views import QueryViews, query_objects, trino_executor
+from lakehouse_job.schema_evolution import plan_tables
 from lakehouse_job.status import LagListener, StatusFile
 from lakehouse_job.table_recovery import clear_unfinished_tables, has_commit, timeline_files
 from lakehouse_job.writer_lock import WriterLock, WriterLockError
 from lakehouse_tables import columns
 from lakehouse_tables.declarations import TableSpec, default_tables_path, load_tables
+from lakehouse_tables.schema_change import SchemaChangeRefused
 
 log = logging.getLogger("lakehouse_job")
+
+# The declared tables cannot be applied to the existing ones (schema_change): a restart
+# cannot fix that, so the supervisor (lakehouse.keepalive) does not restart on it.
+EXIT_REFUSED_CONFIG = 5
 
 
 def _env(name: str, default: str | None = None) -> str | None:
@@ -197,8 +203,12 @@ class BatchWriter:
         metrics_file: str | None,
         parallel_writes: int = 3,
         crash: CrashPoints | None = None,
+        column_orders: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         self.specs = specs
+        # Table name -> the columns in the order the table stores them (schema_evolution):
+        # a column declared since is appended, whatever its place in the declaration.
+        self.column_orders = dict(column_orders or {})
         self.crash = crash or CrashPoints()
         self.sink = sink
         self.parallel_writes = parallel_writes
@@ -243,10 +253,12 @@ class BatchWriter:
                 for table_type in spec.table_types:
                     name = spec.table_name(table_type)
                     sync = self.sync.needed(name)
+                    order = self.column_orders.get(name)
+                    rows = latest.select(*order) if order else latest
                     writes.append(
                         Write(
                             name,
-                            partial(sinks.write_hudi, latest, spec, table_type, self.sink, sync),
+                            partial(sinks.write_hudi, rows, spec, table_type, self.sink, sync),
                             synced=(name, ()) if sync else None,
                         )
                     )
@@ -432,7 +444,19 @@ def run(args: argparse.Namespace) -> int:
     if args.writer == "hudi-streaming-sink":
         return _run_hudi_streaming_sink(spark, args, specs, sink, stop)
     clear_unfinished_tables(spark, hudi_table_paths(specs, sink))
-    writer = BatchWriter(specs, sink, args.metrics_file, args.parallel_writes, crash)
+    try:
+        plans = plan_tables(spark, specs, sink, args.tables)
+    except SchemaChangeRefused as refused:
+        log.error("%s", refused)
+        return EXIT_REFUSED_CONFIG
+    writer = BatchWriter(
+        specs,
+        sink,
+        args.metrics_file,
+        args.parallel_writes,
+        crash,
+        column_orders={name: plan.column_order for name, plan in plans.items()},
+    )
     # Tables an earlier run wrote are compacted from the start: a plan it left, or the final
     # compaction, must not wait for this run to bring new rows to the table.
     writer.mor_tables.update(existing_mor_tables(spark, specs, sink))
@@ -468,6 +492,7 @@ def run(args: argparse.Namespace) -> int:
     views = QueryViews(
         query_objects(specs, sink) if args.trino_url and sink.hive_sync else [],
         trino_executor(args.trino_url or "", args.region),
+        sink.database,
     )
     while query.isActive:
         if stop.requested or compactor.failed:

@@ -13,6 +13,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from lakehouse.clients import Endpoints, trino_connection
 from lakehouse_job.hudi_options import SinkSettings
@@ -21,7 +22,7 @@ from lakehouse_tables.declarations import TableSpec
 from lakehouse_tables.query_views import QueryObject, json_table, live_view
 
 log = logging.getLogger("lakehouse_job.query_views")
-Execute = Callable[[str], None]
+Execute = Callable[[str], list[list[Any]]]
 
 
 def query_objects(specs: Mapping[str, TableSpec], sink: SinkSettings) -> list[QueryObject]:
@@ -33,11 +34,11 @@ def query_objects(specs: Mapping[str, TableSpec], sink: SinkSettings) -> list[Qu
 
 
 def trino_executor(trino_url: str, region: str) -> Execute:
-    def execute(sql: str) -> None:
+    def execute(sql: str) -> list[list[Any]]:
         endpoints = Endpoints(region=region, trino=trino_url)
         cursor = trino_connection(endpoints, user="job", request_timeout_s=10).cursor()
         cursor.execute(sql)
-        cursor.fetchall()
+        return cursor.fetchall()
 
     return execute
 
@@ -47,11 +48,13 @@ class QueryViews:
         self,
         objects: list[QueryObject],
         execute: Execute,
+        database: str = "",
         interval_s: float = 10,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.pending = {obj.name: obj for obj in objects}
         self.execute = execute
+        self.database = database
         self.interval_s = interval_s
         self.clock = clock
         self._last_attempt = -interval_s
@@ -86,6 +89,7 @@ class QueryViews:
         for name, obj in list(self.pending.items()):
             try:
                 self.execute(obj.ddl)
+                self._match_columns(obj)
             except Exception as error:
                 text = str(error)
                 if "does not exist" in text or "not found" in text.lower():
@@ -98,3 +102,16 @@ class QueryViews:
                 break  # Trino does not answer: try again next round
             del self.pending[name]
             log.info("Trino: %s is ready", name)
+
+    def _match_columns(self, obj: QueryObject) -> None:
+        """An external table made by an earlier declaration (CREATE TABLE IF NOT EXISTS
+        kept it) is made again with the declared columns; dropping an external table
+        leaves its files in place."""
+        if not obj.columns:
+            return
+        found = [(str(r[0]), str(r[1])) for r in self.execute(obj.columns_query(self.database))]
+        if found == list(obj.columns):
+            return
+        log.info("Trino: %s has other columns than declared now: making it again", obj.name)
+        self.execute(obj.drop_ddl(self.database))
+        self.execute(obj.ddl)

@@ -6,7 +6,8 @@ An exit 0 ends it (the job stopped as asked), and so does SIGTERM or SIGINT: the
 passed on to the command, which stops in its own time, and no restart follows. Any other
 exit is logged and the command restarted after 1, 2, 4 ... max-backoff seconds; a run that
 lasted `--healthy-after` seconds resets the backoff. Exit code 3 (another job holds the
-checkpoint) is not a fault a restart can fix: it ends the loop with that code.
+checkpoint) and 5 (the tables file declares a change the existing tables refuse) are not
+faults a restart can fix: they end the loop with that code.
 """
 
 from __future__ import annotations
@@ -20,7 +21,10 @@ import time
 from collections.abc import Callable, Sequence
 from types import FrameType
 
-NO_RESTART_CODES = frozenset({0, 3})
+# 3: another job holds the checkpoint; 5: the tables file declares a change the existing
+# tables cannot take (lakehouse_job.job.EXIT_REFUSED_CONFIG). Neither is a fault a restart
+# fixes: the job said why, and restarting would only repeat it.
+NO_RESTART_CODES = frozenset({0, 3, 5})
 
 
 class Keepalive:

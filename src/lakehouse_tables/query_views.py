@@ -38,6 +38,19 @@ class QueryObject:
     name: str
     requires: str  # the table that must exist before the DDL can run (Trino checks it)
     ddl: str
+    # An external table's columns as declared now, (name, Trino type): a table made by an
+    # earlier declaration is re-made when they differ (its data stays where it is).
+    columns: tuple[tuple[str, str], ...] = ()
+
+    def columns_query(self, database: str) -> str:
+        return (
+            f"SELECT column_name, data_type FROM {VIEW_CATALOG}.information_schema.columns "
+            f"WHERE table_schema = '{database}' AND table_name = '{self.name}' "
+            "ORDER BY ordinal_position"
+        )
+
+    def drop_ddl(self, database: str) -> str:
+        return f"DROP TABLE IF EXISTS {VIEW_CATALOG}.{database}.{self.name}"
 
 
 def live_view_name(spec: TableSpec) -> str:
@@ -106,4 +119,4 @@ def json_table(spec: TableSpec, database: str, location: str) -> QueryObject:
         f"COMMENT 'raw JSON copy of {spec.event_type} events, every version as it arrived'\n"
         f"WITH (format = 'JSON', external_location = '{location.rstrip('/')}/')"
     )
-    return QueryObject(json_table_name(spec), source_table(spec), ddl)
+    return QueryObject(json_table_name(spec), source_table(spec), ddl, tuple(json_columns(spec)))

@@ -26,10 +26,11 @@ def test_pending_objects_are_retried_until_their_tables_exist() -> None:
     existing: set[str] = set()
     ran: list[str] = []
 
-    def execute(sql: str) -> None:
+    def execute(sql: str) -> list[list[object]]:
         ran.append(sql)
         if not any(f"hudi.db.{table}" in sql for table in existing) and "VIEW" in sql:
             raise RuntimeError("line 3:6: Table 'hudi.db.x' does not exist")
+        return []
 
     orders = [o for o in query_objects(load_tables(), sink()) if o.name.startswith("orders")]
     views = QueryViews(orders, execute)
@@ -48,7 +49,7 @@ def test_poll_runs_at_most_one_attempt_per_interval() -> None:
     calls: list[str] = []
     objects = query_objects(load_tables(), sink())[:1]
 
-    def fail(sql: str) -> None:
+    def fail(sql: str) -> list[list[object]]:
         calls.append(sql)
         raise ConnectionError("Trino is down")
 
@@ -68,7 +69,7 @@ def test_trino_unreachable_ends_the_round_and_finish_is_bounded() -> None:
 
     calls: list[str] = []
 
-    def unreachable(sql: str) -> None:
+    def unreachable(sql: str) -> list[list[object]]:
         calls.append(sql)
         raise ConnectionError("connection refused")
 
@@ -76,10 +77,31 @@ def test_trino_unreachable_ends_the_round_and_finish_is_bounded() -> None:
     views.attempt()
     assert len(calls) == 1  # not one timeout per object
 
-    def hangs(sql: str) -> None:
+    def hangs(sql: str) -> list[list[object]]:
         time.sleep(5)
+        return []
 
     slow = QueryViews(query_objects(load_tables(), sink())[:1], hangs)
     started = time.monotonic()
     slow.finish(timeout_s=0.5)
     assert time.monotonic() - started < 2
+
+
+def test_a_json_table_with_other_columns_is_made_again() -> None:
+    (orders_json,) = [o for o in query_objects(load_tables(), sink()) if o.name == "orders_json"]
+    stored = [list(column) for column in orders_json.columns]
+    ran: list[str] = []
+
+    def execute(sql: str) -> list[list[object]]:
+        ran.append(sql)
+        return [list(c) for c in stored] if "information_schema" in sql else []
+
+    QueryViews([orders_json], execute, "db").attempt()
+    assert not any(sql.startswith("DROP") for sql in ran)  # as declared: kept
+    stored.pop(2)  # made by an earlier declaration, without one column
+    ran.clear()
+    QueryViews([orders_json], execute, "db").attempt()
+    assert [sql.split(" (")[0] for sql in ran[-2:]] == [
+        "DROP TABLE IF EXISTS hive.db.orders_json",
+        "CREATE TABLE IF NOT EXISTS hive.db.orders_json",
+    ]

@@ -12,6 +12,7 @@ from pyspark.sql.types import (
 
 from lakehouse_job.spark_schema import struct_type, valid_row_type
 from lakehouse_tables.declarations import TABLES_YAML, load_tables
+from lakehouse_tables.schema_change import row_columns
 
 pytestmark = pytest.mark.unit
 
@@ -37,3 +38,10 @@ def test_spark_types_follow_declaration_order() -> None:
         "_arrival_ts",
     ]
     assert valid_row_type(orders)["_is_deleted"].dataType == BooleanType()
+
+
+def test_the_pure_row_columns_are_the_spark_row_type() -> None:
+    # schema_change plans without Spark (lakehouse schema diff); both lists must agree.
+    for spec in load_tables().values():
+        spark_columns = [(f.name, f.dataType.simpleString()) for f in valid_row_type(spec)]
+        assert spark_columns == row_columns(spec)

@@ -1,0 +1,162 @@
+"""lakehouse_tables.schema_change: declarations held against stored tables."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import replace
+
+import pytest
+
+from lakehouse_tables.declarations import TableSpec, load_tables
+from lakehouse_tables.schema_change import (
+    StoredTable,
+    avro_to_spark,
+    commit_schema,
+    completed_instants,
+    parse_properties,
+    plan_table,
+    refusal_report,
+    row_columns,
+    stored_table,
+    table_type_changes,
+    widens,
+)
+
+pytestmark = pytest.mark.unit
+
+ORDERS = load_tables()["orders"]
+
+
+def stored(spec: TableSpec = ORDERS, **overrides: object) -> StoredTable:
+    table = StoredTable(
+        name="hudi_orders_cow",
+        columns=tuple(row_columns(spec)),
+        record_key=spec.record_key,
+        precombine=spec.precombine,
+        table_type="COPY_ON_WRITE",
+    )
+    return replace(table, **overrides)  # type: ignore[arg-type]
+
+
+def with_schema(spec: TableSpec, schema: Mapping[str, str]) -> TableSpec:
+    return replace(spec, schema=schema)  # type: ignore[arg-type]
+
+
+def test_an_unchanged_declaration_plans_no_change() -> None:
+    plan = plan_table(ORDERS, "COPY_ON_WRITE", stored())
+    assert plan.changes == ()
+    assert list(plan.column_order) == [name for name, _ in row_columns(ORDERS)]
+
+
+def test_a_new_table_is_written_in_declaration_order() -> None:
+    plan = plan_table(ORDERS, "COPY_ON_WRITE", None)
+    assert [c.kind for c in plan.changes] == ["new table"]
+    assert list(plan.column_order) == [name for name, _ in row_columns(ORDERS)]
+
+
+def test_a_column_declared_in_the_middle_is_appended_to_the_table() -> None:
+    schema = dict(ORDERS.schema)
+    evolved = {
+        **dict(list(schema.items())[:3]),
+        "coupon": "string",
+        **dict(list(schema.items())[3:]),
+    }
+    plan = plan_table(with_schema(ORDERS, evolved), "COPY_ON_WRITE", stored())
+    assert [(c.kind, c.column, c.new, c.allowed) for c in plan.changes] == [
+        ("add", "coupon", "string", True)
+    ]
+    assert list(plan.column_order) == [*(n for n, _ in row_columns(ORDERS)), "coupon"]
+    assert "rows written before read NULL" in plan.changes[0].message
+
+
+def test_a_dropped_or_renamed_column_is_refused_with_what_to_do() -> None:
+    schema = {k: v for k, v in ORDERS.schema.items() if k != "status"}
+    plan = plan_table(with_schema(ORDERS, schema), "COPY_ON_WRITE", stored(), "my.yaml")
+    (refused,) = plan.refused
+    assert (refused.kind, refused.column) == ("drop", "status")
+    assert refused.message.startswith("my.yaml, entry 'orders', table hudi_orders_cow: ")
+    assert "declare it again" in refused.message
+
+
+def test_type_changes_other_than_what_the_metastore_sync_widens_are_refused() -> None:
+    schema = {**ORDERS.schema, "amount": "long"}  # double -> bigint narrows
+    (refused,) = plan_table(with_schema(ORDERS, schema), "COPY_ON_WRITE", stored()).refused
+    assert (refused.kind, refused.old, refused.new) == ("retype", "double", "bigint")
+    assert "as a new column (e.g. 'amount_v2')" in refused.message
+    assert not widens("bigint", "double")  # Hudi 0.15's hive sync refuses it after the commit
+    assert widens("int", "bigint") and widens("float", "double")
+    assert not widens("double", "bigint") and not widens("string", "bigint")
+
+
+def test_other_keys_are_refused() -> None:
+    plan = plan_table(ORDERS, "COPY_ON_WRITE", stored(record_key="customer_id", precombine="x"))
+    assert sorted(c.kind for c in plan.refused) == ["precombine", "record key"]
+    report = refusal_report(plan.changes)
+    assert "nothing was written" in report and "record_key changed from 'customer_id'" in report
+
+
+def test_table_types_dropped_or_added_beside_existing_tables_are_refused() -> None:
+    cow_only = replace(ORDERS, table_types=("COPY_ON_WRITE",))
+    assert table_type_changes(ORDERS, []) == []  # nothing stored yet
+    assert table_type_changes(ORDERS, ["COPY_ON_WRITE", "MERGE_ON_READ"]) == []
+    (dropped,) = table_type_changes(cow_only, ["COPY_ON_WRITE", "MERGE_ON_READ"])
+    assert (dropped.table, dropped.allowed) == ("hudi_orders_mor", False)
+    (added,) = table_type_changes(ORDERS, ["COPY_ON_WRITE"])
+    assert (added.table, added.new) == ("hudi_orders_mor", "MERGE_ON_READ")
+
+
+def test_the_stored_state_is_read_from_properties_and_the_newest_commit_with_a_schema() -> None:
+    names = ["1.commit", "3.deltacommit", "2.commit", "4.commit.requested", "hoodie.properties"]
+    assert completed_instants(names) == ["3.deltacommit", "2.commit", "1.commit"]
+    avro = {
+        "type": "record",
+        "name": "r",
+        "fields": [
+            {"name": "_hoodie_commit_time", "type": ["null", "string"]},
+            {"name": "order_id", "type": ["null", "string"]},
+            {"name": "n", "type": ["null", "long"]},
+            {"name": "ts", "type": ["null", {"type": "long", "logicalType": "timestamp-micros"}]},
+            {"name": "d", "type": ["null", {"type": "int", "logicalType": "date"}]},
+            {
+                "name": "m",
+                "type": [
+                    "null",
+                    {"type": "bytes", "logicalType": "decimal", "precision": 12, "scale": 2},
+                ],
+            },
+            {
+                "name": "items",
+                "type": [
+                    "null",
+                    {
+                        "type": "array",
+                        "items": {
+                            "type": "record",
+                            "name": "i",
+                            "fields": [{"name": "q", "type": "long"}],
+                        },
+                    },
+                ],
+            },
+            {"name": "p", "type": ["null", {"type": "map", "values": "string"}]},
+        ],
+    }
+    commit = json.dumps({"extraMetadata": {"schema": json.dumps(avro)}})
+    assert commit_schema(commit) == avro
+    assert commit_schema(json.dumps({"extraMetadata": {}})) is None
+    props = parse_properties(
+        "#comment\nhoodie.table.recordkey.fields=order_id\nhoodie.table.precombine.field=ts\n"
+    )
+    table = stored_table("t", props, avro)
+    assert table.columns == (
+        ("order_id", "string"),
+        ("n", "bigint"),
+        ("ts", "timestamp"),
+        ("d", "date"),
+        ("m", "decimal(12,2)"),
+        ("items", "array<struct<q:bigint>>"),
+        ("p", "map<string,string>"),
+    )
+    assert (table.record_key, table.precombine) == ("order_id", "ts")
+    assert avro_to_spark("double") == "double"
