@@ -1,4 +1,4 @@
-"""lakehouse.keepalive: restart with backoff; stop on success, on request, on exit 3."""
+"""lakehouse.keepalive: restart with backoff; stop on success, on request, on exit 3 or 5."""
 
 import sys
 from pathlib import Path
@@ -30,8 +30,10 @@ def test_failures_are_restarted_with_growing_backoff_until_a_clean_exit(tmp_path
     assert keepalive.restarts == 3
 
 
-@pytest.mark.parametrize("code", [0, 3])
-def test_a_clean_exit_or_a_held_checkpoint_is_not_restarted(code: int, tmp_path: Path) -> None:
+@pytest.mark.parametrize("code", [0, 3, 5])
+def test_a_clean_exit_a_held_checkpoint_or_a_refused_tables_file_is_not_restarted(
+    code: int, tmp_path: Path
+) -> None:
     waits: list[float] = []
     keepalive = Keepalive([*exits(code, 1), str(tmp_path / "n")], sleep=waits.append)
     assert keepalive.run() == code

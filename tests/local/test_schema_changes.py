@@ -1,0 +1,124 @@
+"""A tables file changed between two runs of the job (marker `local`).
+
+A column declared in the middle of an entry reaches every table of it (CoW, MoR after
+compaction, the live view, the raw JSON table) with old rows reading NULL; a change the
+existing tables cannot take stops the job before it writes anything.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lakehouse_job.job import EXIT_REFUSED_CONFIG
+from lakehouse_tables.declarations import TABLES_YAML
+from tests.support.pipeline import Run, tail
+
+pytestmark = pytest.mark.local
+
+ORDER_FIELDS = "      amount: double\n"
+
+
+def order(n: int, second: int, op: str = "u", **fields: object) -> bytes:
+    event = {
+        "event_type": "orders",
+        "op": op,
+        "order_id": f"o-{n:03d}",
+        "customer_id": f"c-{n % 7}",
+        "amount": float(n),
+        "status": "created",
+        "order_ts": f"2026-11-20T10:{second // 60:02d}:{second % 60:02d}.000Z",
+    }
+    event.update(fields)
+    return json.dumps(event).encode()
+
+
+def storage_state(run: Run) -> list[tuple[str, str]]:
+    """Every object under the run's prefix but the raw copy: tables, timelines, checkpoint."""
+    s3, found = run.s3(), []
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=run.bucket, Prefix=run.prefix):
+        for obj in page.get("Contents", []):
+            if "/raw/" not in obj["Key"]:
+                found.append((obj["Key"], obj["ETag"]))
+    return sorted(found)
+
+
+def live_rows(run: Run, sql_from: str) -> dict[str, tuple]:
+    rows = run.query(f"SELECT order_id, status, amount, coupon {sql_from}", catalog="hive")
+    return {r[0]: tuple(r[1:]) for r in rows}
+
+
+def test_a_column_added_mid_stream_and_changes_refused_before_writing(
+    run: Run, tmp_path: Path
+) -> None:
+    tables = tmp_path / "tables.yaml"
+    tables.write_text(TABLES_YAML.read_text())
+    trino = f"http://127.0.0.1:{run.settings.port('TRINO_PORT')}"
+    args = ("--tables", str(tables), "--trino-url", trino)
+    run.put([order(n, n) for n in range(30)])
+    run.run_job("--available-now", *args)
+
+    # Refused: a dropped column, a narrowed type and another record key, all at once.
+    refused = tmp_path / "refused.yaml"
+    text = TABLES_YAML.read_text().replace("      status: string\n", "", 1)
+    text = text.replace("amount: double", "amount: long", 1)
+    refused.write_text(text.replace("record_key: order_id", "record_key: customer_id", 1))
+    run.put([order(n, 100 + n) for n in range(30, 35)], start=1000)
+    before = storage_state(run)
+    columns_before = run.query("SHOW COLUMNS FROM hudi_orders_cow")
+    job = run.start_job("--available-now", "--tables", str(refused), "--trino-url", trino)
+    assert job.wait(600) == EXIT_REFUSED_CONFIG, tail(run.log)
+    log = run.log.read_text(errors="replace")
+    for expected in (
+        "nothing was written",
+        "column 'status' (string) is in the table but no longer declared",
+        "column 'amount' changed type from double to bigint",
+        "record_key changed from 'order_id' to 'customer_id'",
+        f"{refused}, entry 'orders', table hudi_orders_mor",
+    ):
+        assert expected in log, f"{expected!r} not in the job's log:\n{tail(run.log)}"
+    assert storage_state(run) == before, "a refused start wrote to the tables or checkpoint"
+    assert run.query("SHOW COLUMNS FROM hudi_orders_cow") == columns_before
+
+    # Evolved: `coupon` declared between amount and status; updates, deletes and a late
+    # (older) update of keys written before the change.
+    tables.write_text(
+        TABLES_YAML.read_text().replace(ORDER_FIELDS, ORDER_FIELDS + "      coupon: string\n", 1)
+    )
+    run.put(
+        [
+            order(1, 200, status="paid", coupon="WINTER"),
+            order(2, 200, op="d"),
+            order(3, 200, status="shipped"),  # no coupon: NULL
+            order(4, 2, status="stale", coupon="LATE"),  # older than o-004's first event
+            order(40, 200, coupon="NEW"),
+        ],
+        start=2000,
+    )
+    run.run_job("--available-now", "--final-compaction", *args)
+
+    expected = {f"o-{n:03d}": ("created", float(n), None) for n in range(35)}
+    expected.update(
+        {
+            "o-001": ("paid", 1.0, "WINTER"),
+            "o-003": ("shipped", 3.0, None),
+            "o-040": ("created", 40.0, "NEW"),
+        }
+    )
+    del expected["o-002"]
+    db = run.database
+    not_deleted = "WHERE NOT _is_deleted"
+    assert live_rows(run, "FROM orders") == expected, "live view"
+    assert live_rows(run, f"FROM hudi.{db}.hudi_orders_cow {not_deleted}") == expected, "CoW"
+    assert live_rows(run, f"FROM hudi.{db}.hudi_orders_mor_ro {not_deleted}") == expected, "MoR"
+    # Users see declaration order; the tables appended the column.
+    view_columns = [r[0] for r in run.query("SHOW COLUMNS FROM orders", catalog="hive")]
+    assert view_columns[:6] == ["order_id", "customer_id", "amount", "coupon", "status", "order_ts"]
+    cow_columns = [r[0] for r in run.query("SHOW COLUMNS FROM hudi_orders_cow")]
+    assert cow_columns[-1] == "coupon"
+    json_rows = run.query("SELECT count(*), count(coupon) FROM orders_json", catalog="hive")
+    assert json_rows == [[40, 3]]  # every event as it arrived; three carried a coupon
+    assert "Trino: orders_json has other columns than declared now" in run.log.read_text()
+    assert "schema change:" in run.log.read_text()
