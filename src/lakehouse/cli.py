@@ -110,6 +110,20 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
         return process.wait()
 
 
+def cmd_schema(settings: Settings, args: argparse.Namespace) -> int:
+    """`schema diff`: what the next start of the job would change in each table."""
+    from lakehouse import schema_diff
+    from lakehouse.clients import s3_client
+    from lakehouse_tables.declarations import default_tables_path
+
+    tables = Path(args.tables) if args.tables else default_tables_path()
+    warehouse = args.warehouse or (
+        f"s3a://{settings['LAKEHOUSE_BUCKET']}/warehouse/{settings['LAKEHOUSE_DATABASE']}.db"
+    )
+    refused = schema_diff.diff(s3_client(settings.endpoints), tables, warehouse, _say)
+    return 5 if refused else 0
+
+
 # Load options the settings decide (the local stream and where its ledger goes).
 SETTINGS_LOAD_OPTIONS = (
     "stream_name",
@@ -291,6 +305,7 @@ COMMANDS: dict[str, tuple[Callable[[Settings, argparse.Namespace], int], str]] =
     "spark-sql": (cmd_spark_sql, "Spark SQL with Hudi on the local stack (_rt, time travel)"),
     "notebook": (cmd_notebook, "JupyterLab on 127.0.0.1:8888 over notebooks/"),
     "compose": (cmd_compose, "the stack in containers: prepare | up | status | down"),
+    "schema": (cmd_schema, "schema diff: what the job's next start changes in each table"),
 }
 
 
@@ -322,6 +337,10 @@ def build_parser() -> argparse.ArgumentParser:
     compose.add_argument("--volumes", action="store_true", help="down: delete the data too")
     compose.add_argument("compose_args", nargs=argparse.REMAINDER, help="up: more compose args")
     add_bench_arguments(parsers["bench"])
+    schema = parsers["schema"]
+    schema.add_argument("action", choices=["diff"])
+    schema.add_argument("--tables", help="tables file (default: $LAKEHOUSE_TABLES, else packaged)")
+    schema.add_argument("--warehouse", help="the job's --warehouse (default: the local stack's)")
     return parser
 
 

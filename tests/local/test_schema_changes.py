@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from lakehouse import cli
 from lakehouse_job.job import EXIT_REFUSED_CONFIG
 from lakehouse_tables.declarations import TABLES_YAML
 from tests.support.pipeline import Run, tail
@@ -71,15 +72,17 @@ def test_a_column_added_mid_stream_and_changes_refused_before_writing(
     job = run.start_job("--available-now", "--tables", str(refused), "--trino-url", trino)
     assert job.wait(600) == EXIT_REFUSED_CONFIG, tail(run.log)
     log = run.log.read_text(errors="replace")
-    for expected in (
+    for needle in (
         "nothing was written",
         "column 'status' (string) is in the table but no longer declared",
         "column 'amount' changed type from double to bigint",
         "record_key changed from 'order_id' to 'customer_id'",
         f"{refused}, entry 'orders', table hudi_orders_mor",
     ):
-        assert expected in log, f"{expected!r} not in the job's log:\n{tail(run.log)}"
+        assert needle in log, f"{needle!r} not in the job's log:\n{tail(run.log)}"
     assert storage_state(run) == before, "a refused start wrote to the tables or checkpoint"
+    diff = ["schema", "diff", "--tables", str(refused), "--warehouse", run.warehouse]
+    assert cli.main(diff) == EXIT_REFUSED_CONFIG  # `lakehouse schema diff` says so first
     assert run.query("SHOW COLUMNS FROM hudi_orders_cow") == columns_before
 
     # Evolved: `coupon` declared between amount and status; updates, deletes and a late
@@ -97,9 +100,13 @@ def test_a_column_added_mid_stream_and_changes_refused_before_writing(
         ],
         start=2000,
     )
+    diff = ["schema", "diff", "--tables", str(tables), "--warehouse", run.warehouse]
+    assert cli.main(diff) == 0
     run.run_job("--available-now", "--final-compaction", *args)
 
-    expected = {f"o-{n:03d}": ("created", float(n), None) for n in range(35)}
+    expected: dict[str, tuple[str, float, str | None]] = {
+        f"o-{n:03d}": ("created", float(n), None) for n in range(35)
+    }
     expected.update(
         {
             "o-001": ("paid", 1.0, "WINTER"),

@@ -79,3 +79,15 @@ def test_a_service_error_of_a_command_is_reported_with_exit_code_2(
     monkeypatch.setitem(cli.COMMANDS, "up", (failing, "start"))
     assert cli.main(["up"]) == 2
     assert "error: trino did not become healthy" in capsys.readouterr().err
+
+
+def test_schema_diff_reads_the_job_s_warehouse_url() -> None:
+    from lakehouse.schema_diff import split_s3_url
+
+    assert split_s3_url("s3a://lakehouse/warehouse/lakehouse.db") == (
+        "lakehouse",
+        "warehouse/lakehouse.db",
+    )
+    assert split_s3_url("s3://b/") == ("b", "")
+    with pytest.raises(ValueError, match="not an S3 URL"):
+        split_s3_url("/tmp/warehouse")
