@@ -1,4 +1,5 @@
-"""A tables file changed between two runs of the job (marker `local`).
+"""A tables file changed between two runs of the job (marker `local`; the crash test
+`faults` and `long`).
 
 A column declared in the middle of an entry reaches every table of it (CoW, MoR after
 compaction, the live view, the raw JSON table) with old rows reading NULL; a change the
@@ -8,14 +9,18 @@ existing tables cannot take stops the job before it writes anything.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from lakehouse import cli
+from lakehouse.job_launcher import job_spec
+from lakehouse.supervisor import Supervisor
+from lakehouse_job.crash_points import POINTS_ENV, STATE_ENV, fired_points
 from lakehouse_job.job import EXIT_REFUSED_CONFIG
 from lakehouse_tables.declarations import TABLES_YAML
-from tests.support.pipeline import Run, tail
+from tests.support.pipeline import Run, tail, wait_for
 
 pytestmark = pytest.mark.local
 
@@ -129,3 +134,57 @@ def test_a_column_added_mid_stream_and_changes_refused_before_writing(
     assert json_rows == [[40, 3]]  # every event as it arrived; three carried a coupon
     assert "Trino: orders_json has other columns than declared now" in run.log.read_text()
     assert "schema change:" in run.log.read_text()
+
+
+EVOLUTION_POINTS = ("after:hudi_orders_cow", "during:HiveSyncTool.syncHoodieTable", "before-commit")
+
+
+@pytest.mark.faults
+@pytest.mark.long
+def test_a_crash_at_each_step_of_an_evolution_converges(run: Run, tmp_path: Path) -> None:
+    """The job killed after the first commit in the new schema (CoW written, MoR not),
+    during that commit's metastore sync and before Spark commits the batch: each restart
+    replays the batch, whose first commit of the run syncs the metastore again."""
+    tables = tmp_path / "tables.yaml"
+    tables.write_text(TABLES_YAML.read_text())
+    trino = f"http://127.0.0.1:{run.settings.port('TRINO_PORT')}"
+    run.put([order(n, n) for n in range(40)])
+    run.run_job("--available-now", "--tables", str(tables), "--trino-url", trino)
+
+    tables.write_text(
+        TABLES_YAML.read_text().replace(ORDER_FIELDS, ORDER_FIELDS + "      coupon: string\n", 1)
+    )
+    updates = [order(n, 100 + n, status="paid", coupon=f"C{n}") for n in range(0, 40, 2)]
+    run.put(updates, start=1000)
+    state = tmp_path / "crash-state"
+    job_args = run.job_args(
+        *("--tables", str(tables), "--trino-url", trino),
+        *("--trigger-seconds", "1", "--max-records-per-shard", "5"),
+    )
+    spec = job_spec(run.settings, job_args, keepalive_args=("--max-backoff", "2"))
+    spec = replace(
+        spec, env={**spec.env, POINTS_ENV: ",".join(EVOLUTION_POINTS), STATE_ENV: str(state)}
+    )
+    supervisor = Supervisor(tmp_path / "run", tmp_path / "logs")
+    supervisor.start(spec, progress=lambda _line: None)
+    try:
+        wait_for(lambda: fired_points(state) == set(EVOLUTION_POINTS), 600, "every crash point")
+        wait_for(lambda: run.records_done() >= len(updates), 300, "every update after them")
+    finally:
+        supervisor.stop("job", timeout_s=120)
+    run.run_job("--available-now", "--final-compaction", "--tables", str(tables))
+
+    expected: dict[str, tuple[str, float, str | None]] = {
+        f"o-{n:03d}": ("created", float(n), None) for n in range(40)
+    }
+    expected.update({f"o-{n:03d}": ("paid", float(n), f"C{n}") for n in range(0, 40, 2)})
+    db = run.database
+    not_deleted = "WHERE NOT _is_deleted"
+    assert live_rows(run, f"FROM hudi.{db}.hudi_orders_cow {not_deleted}") == expected, "CoW"
+    assert live_rows(run, f"FROM hudi.{db}.hudi_orders_mor_ro {not_deleted}") == expected, "MoR"
+    wait_for(
+        lambda: "coupon" in [r[0] for r in run.query("SHOW COLUMNS FROM orders", catalog="hive")],
+        60,
+        "the live view with the new column",
+    )
+    assert live_rows(run, "FROM orders") == expected, "live view"
