@@ -41,6 +41,7 @@ deps="$PYSPARK_JARS/*:$AWS_BUNDLE"
 "$javac_bin" --release 17 -encoding UTF-8 -Xlint:-options,-path -cp "$deps" -d "$work/main" "${main_sources[@]}"
 "$javac_bin" --release 17 -encoding UTF-8 -Xlint:-options,-path -cp "$deps:$work/main:$JUNIT_CONSOLE" \
   -d "$work/test" "${test_sources[@]}"
+cp -r "$here/src/test/resources/." "$work/test/"
 
 # The launcher's --class-path takes no wildcards: spell the pyspark jars out.
 spark_cp="$(find "$PYSPARK_JARS" -name '*.jar' | sort | tr '\n' ':')"

@@ -1,6 +1,7 @@
 package lakehouse.kinesis;
 
 import com.amazonaws.services.kinesis.AmazonKinesis;
+import java.util.Collections;
 import java.util.Iterator;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.read.PartitionReader;
@@ -13,7 +14,8 @@ final class KinesisPartitionReader implements PartitionReader<InternalRow> {
   private final Iterator<KinesisRecord> inline;
   private final AmazonKinesis client;
   private final RangeReader range;
-  private KinesisRecord current;
+  private Iterator<InternalRow> rowsOfRecord = Collections.emptyIterator();
+  private InternalRow current;
 
   KinesisPartitionReader(KinesisInputPartition p) {
     this.stream = UTF8String.fromString(p.options.streamName);
@@ -32,17 +34,29 @@ final class KinesisPartitionReader implements PartitionReader<InternalRow> {
 
   @Override
   public boolean next() {
-    if (inline != null) {
-      current = inline.hasNext() ? inline.next() : null;
-    } else {
-      current = range.hasNext() ? range.next() : null;
+    // A KPL aggregate is one Kinesis record and many rows (KinesisSchema.toRows).
+    while (!rowsOfRecord.hasNext()) {
+      KinesisRecord record = nextRecord();
+      if (record == null) {
+        current = null;
+        return false;
+      }
+      rowsOfRecord = KinesisSchema.toRows(record, stream, shardId).iterator();
     }
-    return current != null;
+    current = rowsOfRecord.next();
+    return true;
+  }
+
+  private KinesisRecord nextRecord() {
+    if (inline != null) {
+      return inline.hasNext() ? inline.next() : null;
+    }
+    return range.hasNext() ? range.next() : null;
   }
 
   @Override
   public InternalRow get() {
-    return KinesisSchema.toRow(current, stream, shardId);
+    return current;
   }
 
   @Override
