@@ -188,7 +188,7 @@ def expected_state(entries: Iterable[dict[str, Any]], tables: Tables) -> Expecte
     counts: Counter[str] = Counter()
     malformed: Counter[str] = Counter()
     # key -> (event time, stream position, event)
-    best: dict[str, dict[str, tuple[int, tuple[str, int, str], dict[str, Any]]]] = {}
+    best: dict[str, dict[str, tuple[int, tuple[str, int, str, int], dict[str, Any]]]] = {}
     for e in entries:
         if not e.get("acked"):
             counts["unacked"] += 1
@@ -207,7 +207,9 @@ def expected_state(entries: Iterable[dict[str, Any]], tables: Tables) -> Expecte
         t = parse_iso_micros(ev[spec.precombine])
         assert t is not None  # classify checked it
         per_type = best.setdefault(spec.event_type, {})
-        position = stream_position(str(e["shard_id"]), str(e["sequence_number"]))
+        position = stream_position(
+            str(e["shard_id"]), str(e["sequence_number"]), e.get("sub_sequence")
+        )
         cur = per_type.get(key)
         if cur is None or t > cur[0]:
             per_type[key] = (t, position, ev)

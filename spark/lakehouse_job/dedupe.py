@@ -21,8 +21,9 @@ def dedupe(rows: DataFrame, spec: TableSpec) -> DataFrame:
 
     Equal event times go to the later stream position (lakehouse_tables.rules, where the
     tie rule and its Python twin stream_position live, used by the ledger): the highest
-    (_ingest_shard, _ingest_seq), sequence numbers compared by length, then text, i.e.
-    numerically without overflowing a long.
+    (_ingest_shard, _ingest_seq, _ingest_subseq), sequence numbers compared by length, then
+    text, i.e. numerically without overflowing a long; user records of one KPL aggregate
+    by their index in it.
     `rows` is valid_rows output (or any frame with the key, precombine and _ingest_*
     columns); the result has the same columns in the same order.
 
@@ -37,6 +38,7 @@ def dedupe(rows: DataFrame, spec: TableSpec) -> DataFrame:
         F.col(columns.INGEST_SHARD).alias("shard"),
         F.length(F.col(columns.INGEST_SEQ)).alias("seq_length"),
         F.col(columns.INGEST_SEQ).alias("seq"),
+        F.col(columns.INGEST_SUBSEQ).alias("subseq"),
         payload.alias("row"),
     )
     return (

@@ -21,6 +21,8 @@ Check = tuple[Column, Column]
 DATA: Final = "__data"
 SHARD: Final = "__shard"
 SEQ: Final = "__seq"
+SUBSEQ: Final = "__subseq"
+AGGREGATE_ERROR: Final = "__aggregate_error"
 ARRIVAL: Final = "__arrival"
 SIZE: Final = "__size"
 UTF8: Final = "__utf8"
@@ -68,6 +70,8 @@ def with_envelope(batch: DataFrame, max_record_bytes: int) -> DataFrame:
         data.alias(DATA),
         F.col("shardId").alias(SHARD),
         F.col("sequenceNumber").alias(SEQ),
+        F.col("subSequenceNumber").alias(SUBSEQ),
+        F.col("aggregateError").alias(AGGREGATE_ERROR),
         F.col("approximateArrivalTimestamp").alias(ARRIVAL),
         F.length(data).alias(SIZE),
         (F.encode(decoded, "UTF-8") == data).alias(UTF8),
@@ -98,6 +102,14 @@ def envelope_checks(event_types: Collection[str], max_record_bytes: int) -> list
     malformed = F.col(ENVELOPE).isNull() | F.col(f"{ENVELOPE}.{CORRUPT}").isNotNull()
     other_json_value = ~text.rlike(r"^\s*\{") & F.get_json_object(text, "$").isNotNull()
     return [
+        (
+            F.col(AGGREGATE_ERROR).isNotNull(),
+            F.concat(
+                F.lit(f"{rules.CORRUPT_AGGREGATE_REASON}: "),
+                F.col(AGGREGATE_ERROR),
+                F.lit(" (raw_payload is base64)"),
+            ),
+        ),
         (F.col(DATA).isNull() | (size == 0), F.lit(rules.EMPTY_REASON)),
         (size > max_record_bytes, F.lit(rules.too_large_reason(max_record_bytes))),
         (~F.col(UTF8), F.lit(rules.NOT_UTF8_REASON)),
@@ -136,3 +148,11 @@ def _duplicate_key_reason() -> Column:
 def quoted(prefix: str, value: Column) -> Column:
     """`prefix 'value'` with the value cut to a readable length."""
     return F.concat(F.lit(f"{prefix} '"), F.substring(value, 1, _MAX_QUOTED_CHARS), F.lit("'"))
+
+
+def position() -> Column:
+    """A record's place on its shard as text: the sequence number, and for a user record of
+    a KPL aggregate (which shares it) "/" and its index, so each has its own quarantine key."""
+    return F.when(F.col(SUBSEQ).isNull(), F.col(SEQ)).otherwise(
+        F.concat(F.col(SEQ), F.lit("/"), F.col(SUBSEQ).cast("string"))
+    )

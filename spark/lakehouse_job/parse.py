@@ -90,6 +90,7 @@ def _valid(classified: DataFrame, spec: TableSpec, *extra: Column) -> DataFrame:
         *sc.output(),
         F.col(envelope.SHARD).alias(columns.INGEST_SHARD),
         F.col(envelope.SEQ).alias(columns.INGEST_SEQ),
+        F.col(envelope.SUBSEQ).alias(columns.INGEST_SUBSEQ),
         F.col(envelope.ARRIVAL).alias(columns.ARRIVAL_TS),
         *extra,
     )
@@ -107,7 +108,7 @@ def quarantine_rows(classified: DataFrame) -> DataFrame:
         F.col(REASON).alias(columns.Q_REASON),
         F.col(envelope.EVENT_TYPE).alias(columns.Q_EVENT_TYPE),
         F.col(envelope.SHARD).alias(columns.Q_SHARD_ID),
-        F.col(envelope.SEQ).alias(columns.Q_SEQUENCE_NUMBER),
+        envelope.position().alias(columns.Q_SEQUENCE_NUMBER),
         F.col(envelope.ARRIVAL).alias(columns.Q_ARRIVAL_TS),
         F.current_timestamp().alias(columns.Q_QUARANTINED_AT),
     )

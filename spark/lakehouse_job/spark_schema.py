@@ -36,6 +36,9 @@ KINESIS_SCHEMA: Final = StructType(
         StructField("shardId", StringType()),
         StructField("sequenceNumber", StringType()),
         StructField("approximateArrivalTimestamp", TimestampType()),
+        # A KPL aggregate's user records share its sequence number (KplAggregate.java).
+        StructField("subSequenceNumber", LongType()),
+        StructField("aggregateError", StringType()),
     ]
 )
 
@@ -67,6 +70,7 @@ def valid_row_type(spec: TableSpec) -> StructType:
             StructField(columns.IS_DELETED, BooleanType()),
             StructField(columns.INGEST_SHARD, StringType()),
             StructField(columns.INGEST_SEQ, StringType()),
+            StructField(columns.INGEST_SUBSEQ, LongType()),
             StructField(columns.ARRIVAL_TS, TimestampType()),
         ]
     )

@@ -7,6 +7,9 @@ OP: Final = "_op"  # c | u | d; 'u' when the event carries no op
 IS_DELETED: Final = "_is_deleted"  # true for d; map to Hudi's delete marker at write time
 INGEST_SHARD: Final = "_ingest_shard"  # Kinesis shardId
 INGEST_SEQ: Final = "_ingest_seq"  # Kinesis sequenceNumber (decimal string)
+# A user record's index in its KPL aggregate (which shares one sequence number); null for a
+# plain record.
+INGEST_SUBSEQ: Final = "_ingest_subseq"
 ARRIVAL_TS: Final = "_arrival_ts"  # Kinesis approximateArrivalTimestamp
 # Only in the raw copy: the record as it came off the stream (valid records are UTF-8).
 RAW_PAYLOAD: Final = "_raw_payload"

@@ -104,6 +104,7 @@ def json_columns(spec: TableSpec) -> list[tuple[str, str]]:
         (columns.IS_DELETED, "boolean"),
         (columns.INGEST_SHARD, "varchar"),
         (columns.INGEST_SEQ, "varchar"),
+        (columns.INGEST_SUBSEQ, "bigint"),
         (columns.ARRIVAL_TS, "varchar"),
         (columns.RAW_PAYLOAD, "varchar"),
     ]

@@ -24,10 +24,19 @@ DELETE_OP: Final = "d"
 # equal ordering values, i.e. the later batch, the later position of a shard.
 
 
-def stream_position(shard_id: str, sequence_number: str) -> tuple[str, int, str]:
+def stream_position(
+    shard_id: str, sequence_number: str, sub_sequence: int | None = None
+) -> tuple[str, int, str, int]:
     """A record's place for the tie rule above: sequence numbers are decimal strings of
-    varying length, compared by length, then text (numerically, without a big int)."""
-    return (shard_id, len(sequence_number), sequence_number)
+    varying length, compared by length, then text (numerically, without a big int); the
+    user records of one KPL aggregate share its sequence number and follow their index in
+    it (None for a plain record, which sorts before index 0 as the job's null does)."""
+    return (
+        shard_id,
+        len(sequence_number),
+        sequence_number,
+        -1 if sub_sequence is None else sub_sequence,
+    )
 
 
 # --- Timestamps (rule 9) ----------------------------------------------------------------
@@ -55,8 +64,12 @@ INVALID_TIME: Final = "invalid_time"
 OUT_OF_WINDOW: Final = "out_of_window"
 WRONG_TYPES: Final = "wrong_types"
 INVALID_OP: Final = "invalid_op"
+CORRUPT_AGGREGATE: Final = "corrupt_aggregate"
 
 # --- Quarantine reasons: how the job names it (a prefix; details follow) ----------------
+# Rule 0, before any other: a Kinesis record in KPL's aggregated format that cannot be read
+# whole (the source's aggregateError: MD5 mismatch, truncated, invalid protobuf, ...).
+CORRUPT_AGGREGATE_REASON: Final = "corrupt KPL aggregate"  # ...: <why> (raw_payload is base64)
 EMPTY_REASON: Final = "empty record"
 TOO_LARGE_REASON: Final = "record larger than"  # ... <n> bytes
 NOT_UTF8_REASON: Final = "not UTF-8 (raw_payload is base64)"
@@ -78,6 +91,7 @@ INVALID_OP_REASON: Final = "invalid op"  # ... '<value>'
 
 # Reason prefix -> ledger kind, longest prefixes first where one extends another.
 REASON_KINDS: Final[tuple[tuple[str, str], ...]] = (
+    (CORRUPT_AGGREGATE_REASON, CORRUPT_AGGREGATE),
     (EMPTY_REASON, EMPTY),
     (TOO_LARGE_REASON, OVERSIZE),
     (NOT_UTF8_REASON, NOT_UTF8),

@@ -106,6 +106,7 @@ def row_columns(spec: TableSpec) -> list[tuple[str, str]]:
         (columns.IS_DELETED, "boolean"),
         (columns.INGEST_SHARD, "string"),
         (columns.INGEST_SEQ, "string"),
+        (columns.INGEST_SUBSEQ, "bigint"),
         (columns.ARRIVAL_TS, "timestamp"),
     ]
 

@@ -66,7 +66,7 @@ def micro_batch(spark: SparkSession, payloads: list[dict[str, Any] | bytes]) -> 
     rows = []
     for seq, payload in enumerate(payloads, start=1):
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-        rows.append((bytearray(data), "events", "pk", SHARD, str(seq), ARRIVAL))
+        rows.append((bytearray(data), "events", "pk", SHARD, str(seq), ARRIVAL, None, None))
     return spark.createDataFrame(rows, KINESIS_SCHEMA)
 
 

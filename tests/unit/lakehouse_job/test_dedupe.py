@@ -58,7 +58,7 @@ ARRIVALS = [
 @pytest.fixture(scope="module")
 def deduped(spark: SparkSession) -> tuple[DataFrame, DataFrame]:
     spec = load_tables(TABLES_YAML)["orders"]
-    rows = [(data, "events", "pk", shard, seq, None) for shard, seq, data in ARRIVALS]
+    rows = [(data, "events", "pk", shard, seq, None, None, None) for shard, seq, data in ARRIVALS]
     valid = split_batch(spark.createDataFrame(rows, KINESIS_SCHEMA), {"orders": spec}).valid
     return valid["orders"], dedupe(valid["orders"], spec)
 
@@ -117,3 +117,18 @@ def test_columns_are_unchanged(
     ]
     assert winners["o-one"]["amount"] == 9.0
     assert winners["o-one"]["partition_date"] == "2026-11-22"
+
+
+def test_equal_event_times_in_one_aggregate_go_to_the_later_user_record(
+    spark: SparkSession,
+) -> None:
+    spec = load_tables(TABLES_YAML)["orders"]
+    event = {"event_type": "orders", "order_id": "o-1", "order_ts": "2026-11-20T10:00:00Z"}
+    rows = [
+        (bytearray(json.dumps({**event, "status": s}).encode()), "events", "pk", "s-0", "9", None,
+         i, None)
+        for i, s in [(1, "second"), (0, "first")]
+    ]  # fmt: skip
+    valid = split_batch(spark.createDataFrame(rows, KINESIS_SCHEMA), {"orders": spec}).valid
+    (winner,) = dedupe(valid["orders"], spec).collect()
+    assert winner["status"] == "second"

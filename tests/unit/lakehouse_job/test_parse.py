@@ -44,7 +44,10 @@ def kinesis_rows(
             payload = payload.encode("utf-8")
         return bytearray(payload)
 
-    rows = [(encode(p), "events", "pk", shard, str(seq), ARRIVAL) for seq, p in payloads.items()]
+    rows = [
+        (encode(p), "events", "pk", shard, str(seq), ARRIVAL, None, None)
+        for seq, p in payloads.items()
+    ]
     return spark.createDataFrame(rows, KINESIS_SCHEMA)
 
 
@@ -291,6 +294,7 @@ def test_valid_order_is_typed(collected: Collected) -> None:
         "_is_deleted": False,
         "_ingest_shard": SHARD,
         "_ingest_seq": "1",
+        "_ingest_subseq": None,
         "_arrival_ts": int(ARRIVAL.timestamp() * 1_000_000),
     }
 
@@ -460,3 +464,31 @@ def test_results_do_not_depend_on_the_session_time_zone(spark: SparkSession) -> 
     assert rows[1]["partition_date"] == "2026-11-22"
     assert rows[1]["order_ts"] == micros("2026-11-22T23:59:59.999+00:00")
     assert rows[7]["partition_date"] == "2026-11-22"
+
+
+def test_user_records_of_a_kpl_aggregate_and_a_corrupt_aggregate(
+    spark: SparkSession, specs: Mapping[str, TableSpec]
+) -> None:
+    # What the Kinesis source emits for one aggregate of three user records (its sequence
+    # number shared, each at its index) and for an aggregate it could not read.
+    user = [json.dumps(order(1, amount=1.0)).encode(), b"not json", json.dumps(order(1)).encode()]
+    corrupt = bytes.fromhex("f3899ac2") + b"\x00" * 20
+    rows: list[tuple[Any, ...]] = [
+        (bytearray(p), "events", "pk", SHARD, "77", ARRIVAL, i, None) for i, p in enumerate(user)
+    ]
+    rows.append((bytearray(corrupt), "events", "pk", SHARD, "78", ARRIVAL, None, "MD5 mismatch"))
+    split = split_batch(spark.createDataFrame(rows, KINESIS_SCHEMA), specs)
+    valid = split.valid["orders"].collect()
+    assert [(r[columns.INGEST_SEQ], r[columns.INGEST_SUBSEQ]) for r in valid] == [
+        ("77", 0),
+        ("77", 2),
+    ]
+    quarantined = {
+        r[columns.Q_SEQUENCE_NUMBER]: r for r in split.quarantine.collect()
+    }  # each user record keyed by its own place, seq/index
+    assert set(quarantined) == {"77/1", "78"}
+    assert quarantined["78"][columns.Q_REASON] == (
+        "corrupt KPL aggregate: MD5 mismatch (raw_payload is base64)"
+    )
+    assert base64.b64decode(quarantined["78"][columns.Q_RAW_PAYLOAD]) == corrupt
+    assert quarantined["77/1"][columns.Q_REASON].startswith("not JSON")

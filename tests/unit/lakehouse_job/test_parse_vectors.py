@@ -20,7 +20,10 @@ def test_job_classifies_every_vector_as_listed(spark: SparkSession) -> None:
     vectors = load_vectors()
     arrival = datetime(2026, 11, 22, 19, 0, tzinfo=UTC)
     # The sequence number is the vector's line, so each result names its vector.
-    rows = [(bytearray(v.data), "events", "pk", "shard", str(v.line), arrival) for v in vectors]
+    rows = [
+        (bytearray(v.data), "events", "pk", "shard", str(v.line), arrival, None, None)
+        for v in vectors
+    ]
     # One action over the classified batch (a null reason is a valid row; test_job_parse
     # checks that valid_rows/quarantine_rows split it accordingly).
     classified = classify(spark.createDataFrame(rows, KINESIS_SCHEMA), vector_specs())

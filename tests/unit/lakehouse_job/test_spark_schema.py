@@ -35,6 +35,7 @@ def test_spark_types_follow_declaration_order() -> None:
         "_is_deleted",
         "_ingest_shard",
         "_ingest_seq",
+        "_ingest_subseq",
         "_arrival_ts",
     ]
     assert valid_row_type(orders)["_is_deleted"].dataType == BooleanType()

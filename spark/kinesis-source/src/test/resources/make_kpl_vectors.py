@@ -60,8 +60,11 @@ def main() -> None:
     record = bytes([0x08, 0x07, 0x1A, 0x01, 0x78])
     body = bytes([0x0A, 0x01, 0x6B, 0x1A, len(record)]) + record
     lines.append(
-        ("key-index-out-of-range", b64(good[:4] + body + hashlib.md5(body).digest()),
-         "error:partition key index 7 outside its table of 1")
+        (
+            "key-index-out-of-range",
+            b64(good[:4] + body + hashlib.md5(body).digest()),
+            "error:partition key index 7 outside its table of 1",
+        )
     )
     OUT.write_text("".join("\t".join(line) + "\n" for line in lines))
     print(f"wrote {len(lines)} vectors to {OUT}")
