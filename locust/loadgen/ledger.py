@@ -65,8 +65,9 @@ class LedgerWriter:
         self._unflushed = 0
         self.counts: Counter[str] = Counter()
 
-    def write(self, gen: str, rec: Any, result: PutResult) -> None:
-        """rec: a models.Record (data, partition_key, event_type, kind, seq, dup)."""
+    def write(self, gen: str, rec: Any, result: PutResult, sub_sequence: int | None = None) -> None:
+        """rec: a models.Record (data, partition_key, event_type, kind, seq, dup);
+        sub_sequence: its index in the KPL aggregate it was sent in, if it was."""
         line: dict[str, Any] = {
             "gen": gen,
             "seq": rec.seq,
@@ -77,6 +78,7 @@ class LedgerWriter:
             "acked": result.acked,
             "shard_id": result.shard_id,
             "sequence_number": result.sequence_number,
+            "sub_sequence": sub_sequence,
             "error": result.error_code,
             "attempts": result.attempts,
             "ambiguous": result.ambiguous,

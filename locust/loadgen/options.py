@@ -50,6 +50,9 @@ class LoadOptions:
     op_mix: str = _user("c=0.5,u=0.4,d=0.1", "CDC op weights for orders")
     events_per_sec: float = _user(50.0, "target events/s per user (0: as fast as possible)")
     batch_size: int = _user(100, "records per task (<=500 per PutRecords call)")
+    kpl_aggregate: int = _user(
+        0, "user records per KPL-aggregated Kinesis record, as KPL sends them (0: plain)"
+    )
     key_cardinality: str = _user(
         "10000", "keys per user and event type: 10000 or orders=1000,ticker=0 (0: unbounded)"
     )

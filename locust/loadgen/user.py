@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 
 from lakehouse.bootstrap import ensure_stream
 from lakehouse_tables.declarations import load_tables
+from loadgen import kpl
 from loadgen.batching import BatchLimits, split_batches
 from loadgen.kinesis import (
     CallReport,
@@ -179,7 +180,12 @@ class WorkerContext:
 
     def send(self, gen_id: str, records: list[Record]) -> None:
         """Send and record every record; a record whose fate is unknown because the
-        greenlet is killed mid-call is written as failed and ambiguous."""
+        greenlet is killed mid-call is written as failed and ambiguous. With
+        --kpl-aggregate N the records go out N to a KPL aggregate (loadgen.kpl), and
+        each is recorded at its aggregate's sequence number and its index in it."""
+        if self.opts.kpl_aggregate > 0:
+            self.send_aggregated(gen_id, records)
+            return
         self.taken += len(records)
         done = 0
         batches, too_big = split_batches(records, self.limits)
@@ -215,6 +221,43 @@ class WorkerContext:
                 if done >= len(too_big)
                 else records
             )
+            log.warning("send interrupted (%r): %d records recorded as failed", exc, len(unsent))
+            for rec in unsent:
+                self.ledger.write(
+                    gen_id, rec, PutResult(error_code=type(exc).__name__, ambiguous=True)
+                )
+            self._dropped(len(unsent), type(exc).__name__)
+            raise
+
+    def send_aggregated(self, gen_id: str, records: list[Record]) -> None:
+        self.taken += len(records)
+        aggregates = kpl.aggregate(records, int(self.opts.kpl_aggregate), self.router.hash_key)
+        batches, _too_big = split_batches(aggregates, self.limits)  # none: 50 KiB each
+        recorded: set[int] = set()
+        try:
+            for batch in batches:
+                begun = time.perf_counter()
+                results = put_records_with_retry(
+                    self.client,
+                    self.opts.stream_name,
+                    batch,
+                    self.policy,
+                    self.router,
+                    report=self._report,
+                    rng=self.rng,
+                )
+                acked = failed = 0
+                for agg, res in zip(batch, results, strict=True):
+                    for index, rec in enumerate(agg.members):
+                        self.ledger.write(gen_id, rec, res, sub_sequence=index)
+                        recorded.add(id(rec))
+                    acked += len(agg.members) if res.acked else 0
+                    failed += 0 if res.acked else len(agg.members)
+                self._acked(acked, begun)
+                if failed:
+                    self._dropped(failed, "aggregates failed")
+        except BaseException as exc:
+            unsent = [r for r in records if id(r) not in recorded]
             log.warning("send interrupted (%r): %d records recorded as failed", exc, len(unsent))
             for rec in unsent:
                 self.ledger.write(
