@@ -204,8 +204,10 @@ class BatchWriter:
         parallel_writes: int = 3,
         crash: CrashPoints | None = None,
         column_orders: Mapping[str, Sequence[str]] | None = None,
+        raw_copy: bool = True,
     ) -> None:
         self.specs = specs
+        self.raw_copy = raw_copy  # False: a backfill re-reads the raw copy, never rewrites it
         # Table name -> the columns in the order the table stores them (schema_evolution):
         # a column declared since is appended, whatever its place in the declaration.
         self.column_orders = dict(column_orders or {})
@@ -242,14 +244,19 @@ class BatchWriter:
                 rows = split.valid[event_type]
                 latest = dedupe(rows, spec).persist()
                 cached.append(latest)
-                copies.append(
-                    Write(
-                        f"{spec.table}_json",
-                        partial(
-                            sinks.write_raw_json, split.raw[event_type], spec, self.sink, batch_id
-                        ),
+                if self.raw_copy:
+                    copies.append(
+                        Write(
+                            f"{spec.table}_json",
+                            partial(
+                                sinks.write_raw_json,
+                                split.raw[event_type],
+                                spec,
+                                self.sink,
+                                batch_id,
+                            ),
+                        )
                     )
-                )
                 for table_type in spec.table_types:
                     name = spec.table_name(table_type)
                     sync = self.sync.needed(name)

@@ -110,6 +110,21 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
         return process.wait()
 
 
+def cmd_backfill(settings: Settings, args: argparse.Namespace) -> int:
+    """Re-read one entry's raw JSON copy into its Hudi tables (lakehouse_job.backfill)."""
+    if stack.supervisor_for(settings).is_running(stack.JOB):
+        _say("The streaming job is running: stop it first (a backfill writes the same tables),")
+        _say("e.g. `lakehouse down` then `lakehouse up`, and start the job again after.")
+        return 3
+    job_args = ["--event-type", args.table]
+    if args.arrived_from:
+        job_args.append(f"--from={args.arrived_from}")
+    if args.tables:
+        job_args += ["--tables", args.tables]
+    command = job_launcher.job_command(job_args, module="lakehouse_job.backfill")
+    return subprocess.run(command, env=job_launcher.job_env(settings), check=False).returncode
+
+
 def cmd_schema(settings: Settings, args: argparse.Namespace) -> int:
     """`schema diff`: what the next start of the job would change in each table."""
     from lakehouse import schema_diff
@@ -306,6 +321,7 @@ COMMANDS: dict[str, tuple[Callable[[Settings, argparse.Namespace], int], str]] =
     "notebook": (cmd_notebook, "JupyterLab on 127.0.0.1:8888 over notebooks/"),
     "compose": (cmd_compose, "the stack in containers: prepare | up | status | down"),
     "schema": (cmd_schema, "schema diff: what the job's next start changes in each table"),
+    "backfill": (cmd_backfill, "refill an entry's Hudi tables from its raw JSON copy"),
 }
 
 
@@ -341,6 +357,14 @@ def build_parser() -> argparse.ArgumentParser:
     schema.add_argument("action", choices=["diff"])
     schema.add_argument("--tables", help="tables file (default: $LAKEHOUSE_TABLES, else packaged)")
     schema.add_argument("--warehouse", help="the job's --warehouse (default: the local stack's)")
+    backfill = parsers["backfill"]
+    backfill.add_argument("--table", required=True, help="the tables file entry, e.g. orders")
+    backfill.add_argument(
+        "--from", dest="arrived_from", help="records that arrived from this time on (ISO 8601)"
+    )
+    backfill.add_argument(
+        "--tables", help="tables file (default: $LAKEHOUSE_TABLES, else packaged)"
+    )
     return parser
 
 

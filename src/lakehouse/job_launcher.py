@@ -59,8 +59,11 @@ JIT_ENV = "LAKEHOUSE_JOB_JIT"
 QUICK_JIT = "-XX:TieredStopAtLevel=1"
 
 
-def job_command(args: Sequence[str] = (), master: str = "local[2]") -> list[str]:
-    return [sys.executable, "-m", "lakehouse_job.job", "--master", master, *args]
+def job_command(
+    args: Sequence[str] = (), master: str = "local[2]", module: str = "lakehouse_job.job"
+) -> list[str]:
+    """The driver's command line; `module`: lakehouse_job.job, or .backfill."""
+    return [sys.executable, "-m", module, "--master", master, *args]
 
 
 def default_job_args(settings: Settings) -> list[str]:

@@ -192,7 +192,8 @@ def plan_table(
                     "column keeps its type here (Hudi 0.15's metastore sync widens only int "
                     "to bigint and float to double, and Trino reads old files in their own "
                     "type): declare the old type again, and add the new type as a new "
-                    f"column (e.g. '{column}_v2').",
+                    f"column (e.g. '{column}_v2') and fill it from the raw copy with "
+                    f"`lakehouse backfill --table {spec.event_type}`.",
                 )
     stored_names = [n for n, _ in stored.columns]
     added = [(n, t) for n, t in wanted if n not in set(stored_names)]

@@ -1,0 +1,148 @@
+"""Re-read one entry's raw JSON copy into its Hudi tables, under today's declaration.
+
+A field a producer sent before it was declared is in the raw copy (`_raw_payload`, the
+record as it came off the stream), not in the Hudi tables. Once it is declared, this
+sends every raw record of the entry (or those that arrived from `--from` on) through the
+job's own parse, validate, dedupe and Hudi writes, at its original stream position: the
+precombine rules decide as they did the first time (an event never beats a later one),
+so a run changes only what the new declaration adds, and running it twice changes
+nothing more. The raw copy itself is not written again.
+
+Launched by `lakehouse backfill` (which never imports this module). It takes the
+warehouse's writer lock like the streaming job: stop the job first.
+
+    python -m lakehouse_job.backfill --event-type orders [--from 2026-11-20T00:00:00Z]
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Sequence
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+from lakehouse_job.hudi_options import SinkSettings
+from lakehouse_job.job import EXIT_REFUSED_CONFIG, BatchWriter, build_parser
+from lakehouse_job.schema_evolution import plan_tables
+from lakehouse_job.sinks import raw_json_path
+from lakehouse_job.spark_schema import KINESIS_SCHEMA
+from lakehouse_job.writer_lock import WriterLock, WriterLockError
+from lakehouse_tables import columns
+from lakehouse_tables.declarations import TableSpec, load_tables
+from lakehouse_tables.schema_change import SchemaChangeRefused
+
+log = logging.getLogger("lakehouse_job.backfill")
+
+# What the raw copy keeps of each record's place and text (parse.raw_rows writes them).
+RAW_SCHEMA = StructType(
+    [
+        StructField(columns.RAW_PAYLOAD, StringType()),
+        StructField(columns.INGEST_SHARD, StringType()),
+        StructField(columns.INGEST_SEQ, StringType()),
+        StructField(columns.INGEST_SUBSEQ, LongType()),
+        StructField(columns.ARRIVAL_TS, StringType()),
+    ]
+)
+
+
+def as_source_rows(raw: DataFrame, arrived_from: str | None) -> DataFrame:
+    """Raw-copy lines -> rows shaped like the Kinesis source's, at their first position."""
+    arrival = F.to_timestamp(F.col(columns.ARRIVAL_TS))
+    if arrived_from:
+        raw = raw.where(arrival >= F.to_timestamp(F.lit(arrived_from)))
+    return raw.select(
+        F.encode(F.col(columns.RAW_PAYLOAD), "UTF-8").alias("data"),
+        F.lit("backfill").alias("stream"),
+        F.lit("").alias("partitionKey"),
+        F.col(columns.INGEST_SHARD).alias("shardId"),
+        F.col(columns.INGEST_SEQ).alias("sequenceNumber"),
+        arrival.alias("approximateArrivalTimestamp"),
+        F.col(columns.INGEST_SUBSEQ).alias("subSequenceNumber"),
+        F.lit(None).cast(StringType()).alias("aggregateError"),
+    ).select(*[F.col(f.name).cast(f.dataType) for f in KINESIS_SCHEMA.fields])
+
+
+def backfill(
+    spark: SparkSession, spec: TableSpec, sink: SinkSettings, arrived_from: str | None
+) -> int:
+    """Returns the number of raw records sent through the job's batch writer."""
+    source = raw_json_path(sink, spec)
+    raw = (
+        spark.read.schema(RAW_SCHEMA)
+        .option("recursiveFileLookup", "true")
+        .option("pathGlobFilter", "*.json")
+        .json(source)
+    )
+    rows = as_source_rows(raw, arrived_from).persist()
+    try:
+        count = rows.count()
+        log.info("backfill of %s: %d raw records from %s", spec.event_type, count, source)
+        if count:
+            plans = plan_tables(spark, {spec.event_type: spec}, sink, "the tables file")
+            writer = BatchWriter(
+                {spec.event_type: spec},
+                sink,
+                metrics_file=None,
+                column_orders={name: plan.column_order for name, plan in plans.items()},
+                raw_copy=False,
+            )
+            writer(rows, batch_id=0)
+        return count
+    finally:
+        rows.unpersist()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(
+        level=logging.INFO,
+        stream=sys.stdout,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    parser = build_parser()
+    parser.prog = "lakehouse-backfill"
+    parser.description = __doc__
+    parser.add_argument("--event-type", required=True, help="the tables file entry to refill")
+    parser.add_argument(
+        "--from",
+        dest="arrived_from",
+        help="only records that arrived at or after this time (ISO 8601; default: all)",
+    )
+    args = parser.parse_args(argv)
+    specs = load_tables(args.tables)
+    if args.event_type not in specs:
+        log.error("%s declares no entry %r (it has %s)", args.tables, args.event_type, list(specs))
+        return 2
+    sink = SinkSettings(
+        base_path=args.warehouse,
+        raw_base_path=args.raw,
+        database=args.database,
+        metastore_uri=args.metastore_uri or "",
+        hive_sync=bool(args.metastore_uri),
+        profile=args.profile,
+        checkpoint=args.checkpoint,
+    )
+    try:
+        lock = WriterLock(args.warehouse).acquire()
+    except WriterLockError as error:
+        log.error("%s (stop the streaming job first: a backfill writes the same tables)", error)
+        return 3
+    try:
+        builder = SparkSession.builder.appName("lakehouse-backfill")
+        if args.master:
+            builder = builder.master(args.master)
+        spark = builder.enableHiveSupport().getOrCreate()
+        count = backfill(spark, specs[args.event_type], sink, args.arrived_from)
+        log.info("backfill done: %d records of %s", count, args.event_type)
+        return 0
+    except SchemaChangeRefused as refused:
+        log.error("%s", refused)
+        return EXIT_REFUSED_CONFIG
+    finally:
+        lock.release()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
