@@ -53,6 +53,7 @@ def orders_rows(spec: TableSpec, keys: DataFrame, ts: datetime, op: str) -> Data
         F.lit(False).alias(columns.IS_DELETED),
         F.lit("shardId-000000000000").alias(columns.INGEST_SHARD),
         F.format_string("%d", F.col("id")).alias(columns.INGEST_SEQ),
+        F.lit(None).cast("long").alias(columns.INGEST_SUBSEQ),
         F.lit(ts).cast("timestamp").alias(columns.ARRIVAL_TS),
     )
     return frame.select(*[F.col(f.name).cast(f.dataType) for f in valid_row_type(spec).fields])

@@ -75,14 +75,16 @@ def plan_tables(
             for table_type in ALL_TABLE_TYPES
         }
         existing = [t for t, table in stored.items() if table is not None]
-        refused += table_type_changes(spec, existing, source)
+        changes = table_type_changes(spec, existing, source)
         for table_type in spec.table_types:
             plan = plan_table(spec, table_type, stored[table_type], source)
             plans[plan.table] = plan
-            refused += plan.refused
-            for change in plan.changes:
-                if change.allowed and change.kind != "new table":
-                    log.info("schema change: %s", change.message)
+            changes += plan.changes
+        for change in changes:
+            if not change.allowed:
+                refused.append(change)
+            elif change.kind != "new table":
+                log.info("schema change: %s", change.message)
     if refused:
         raise SchemaChangeRefused(refusal_report(refused))
     return plans

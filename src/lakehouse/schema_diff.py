@@ -68,8 +68,9 @@ def diff(
     for spec in specs.values():
         stored = {t: read_stored(s3, warehouse, spec.table_name(t)) for t in TABLE_TYPES}
         existing = [t for t, table in stored.items() if table is not None]
-        entry_refused = table_type_changes(spec, existing, str(tables_path))
-        lines = [f"refused: {c.message}" for c in entry_refused]
+        type_changes = table_type_changes(spec, existing, str(tables_path))
+        entry_refused = [c for c in type_changes if not c.allowed]
+        lines = [f"{'applied' if c.allowed else 'refused'}: {c.message}" for c in type_changes]
         for table_type in spec.table_types:
             plan = plan_table(spec, table_type, stored[table_type], str(tables_path))
             entry_refused += plan.refused

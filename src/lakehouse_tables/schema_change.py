@@ -216,9 +216,14 @@ def plan_table(
 def table_type_changes(
     spec: TableSpec, existing: Iterable[TableType], source: str = "the tables file"
 ) -> list[Change]:
-    """Refused changes of an entry's table types, given the types whose tables exist with a
-    commit: a table no longer declared would silently stop receiving rows, and a table
-    declared beside existing ones would hold only the rows from now on."""
+    """An entry's table types held against the types whose tables exist with a commit.
+
+    A table no longer declared is refused: it would silently stop receiving rows. A
+    declared table missing beside existing ones is allowed: a crash between the first
+    writes of a new entry's tables leaves exactly that (the replayed batch writes the
+    missing one), and a table type added by the user starts with the rows from the
+    stream position on, which `lakehouse backfill` completes from the raw copy.
+    """
     existing = set(existing)
     declared = set(spec.table_types)
     if not existing:
@@ -249,10 +254,10 @@ def table_type_changes(
                 None,
                 None,
                 new,
-                False,
-                f"{where}: table_types adds {new}, but the entry's other tables already hold "
-                f"rows that {name} would never get. Give the entry a new `table:` name "
-                "(every table type starts from the stream position of the job).",
+                True,
+                f"{where}: {name} does not exist beside the entry's other tables: it is "
+                "created by the next batch with the rows from the stream position on "
+                f"(`lakehouse backfill --table {spec.event_type}` adds the earlier ones)",
             )
         )
     return changes

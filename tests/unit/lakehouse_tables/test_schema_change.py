@@ -96,14 +96,17 @@ def test_other_keys_are_refused() -> None:
     assert "nothing was written" in report and "record_key changed from 'customer_id'" in report
 
 
-def test_table_types_dropped_or_added_beside_existing_tables_are_refused() -> None:
+def test_a_dropped_table_type_is_refused_and_a_missing_table_is_created() -> None:
     cow_only = replace(ORDERS, table_types=("COPY_ON_WRITE",))
     assert table_type_changes(ORDERS, []) == []  # nothing stored yet
     assert table_type_changes(ORDERS, ["COPY_ON_WRITE", "MERGE_ON_READ"]) == []
     (dropped,) = table_type_changes(cow_only, ["COPY_ON_WRITE", "MERGE_ON_READ"])
     assert (dropped.table, dropped.allowed) == ("hudi_orders_mor", False)
+    # A crash between a new entry's first CoW and MoR writes leaves this, and so does a
+    # table type the user adds: never a refusal (the replay, or a backfill, fills it).
     (added,) = table_type_changes(ORDERS, ["COPY_ON_WRITE"])
-    assert (added.table, added.new) == ("hudi_orders_mor", "MERGE_ON_READ")
+    assert (added.table, added.new, added.allowed) == ("hudi_orders_mor", "MERGE_ON_READ", True)
+    assert "lakehouse backfill --table orders" in added.message
 
 
 def test_the_stored_state_is_read_from_properties_and_the_newest_commit_with_a_schema() -> None:
