@@ -45,6 +45,7 @@ log = logging.getLogger("lakehouse_job")
 # The declared tables cannot be applied to the existing ones (schema_change): a restart
 # cannot fix that, so the supervisor (lakehouse.keepalive) does not restart on it.
 EXIT_REFUSED_CONFIG = 5
+HOLD_ON_REFUSAL_ENV = "LAKEHOUSE_HOLD_ON_REFUSAL"
 
 
 def _env(name: str, default: str | None = None) -> str | None:
@@ -455,6 +456,13 @@ def run(args: argparse.Namespace) -> int:
         plans = plan_tables(spark, specs, sink, args.tables)
     except SchemaChangeRefused as refused:
         log.error("%s", refused)
+        if os.environ.get(HOLD_ON_REFUSAL_ENV) == "1":
+            # Compose restarts any failed container, and a restart cannot fix a tables
+            # file: hold, with the error in the log, until the container is stopped.
+            spark.stop()
+            log.error("holding until stopped: fix the tables file, then restart the job")
+            while not stop.requested:
+                time.sleep(1)
         return EXIT_REFUSED_CONFIG
     writer = BatchWriter(
         specs,
