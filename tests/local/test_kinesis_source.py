@@ -144,6 +144,8 @@ def test_reads_every_record_exactly_once_from_all_shards(spark, stack, kinesis, 
             "shardId",
             "sequenceNumber",
             "approximateArrivalTimestamp",
+            "subSequenceNumber",
+            "aggregateError",
         ]
     )
     rows = df.collect()
@@ -152,6 +154,7 @@ def test_reads_every_record_exactly_once_from_all_shards(spark, stack, kinesis, 
     assert {r.shardId for r in rows} == {"shardId-000000000000", "shardId-000000000001"}
     assert {r.stream for r in rows} == {stream}
     assert all(r.approximateArrivalTimestamp is not None for r in rows)
+    assert all(r.subSequenceNumber is None and r.aggregateError is None for r in rows)  # plain
 
 
 def test_restart_from_checkpoint_reads_only_new_records(spark, stack, kinesis, stream, tmp_path):
