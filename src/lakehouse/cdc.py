@@ -8,11 +8,14 @@ column.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import pwd
 import shutil
 import subprocess
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -146,6 +149,19 @@ def postgres_command(settings: Settings, bin_dir: Path, data: Path) -> list[str]
         "-c",
         f"shared_buffers={settings['PG_SHARED_BUFFERS']}",
     ]
+
+
+def debezium_health(settings: Settings) -> dict[str, Any]:
+    """The CDC service's /health answer: state, streaming (past the snapshot),
+    events_written, last_batch_ms; {} when it does not answer."""
+    url = f"http://127.0.0.1:{settings['CDC_HEALTH_PORT']}/health"
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return dict(json.load(response))
+    except urllib.error.HTTPError as error:
+        return dict(json.load(error))
+    except (OSError, ValueError):
+        return {}
 
 
 def postgres_healthy(settings: Settings) -> bool:

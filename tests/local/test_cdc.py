@@ -13,7 +13,12 @@ import pytest
 from lakehouse import cdc
 from lakehouse.cdc_workload import Workload
 from lakehouse.clients import trino_connection
-from tests.support.cdc import CdcPart, cdc_part
+from tests.support.cdc import (
+    assert_lake_equals_database,
+    cdc_part,
+    delivered,
+    run_job_on_every_stream,
+)
 from tests.support.pipeline import Run, wait_for
 
 pytestmark = pytest.mark.local
@@ -21,39 +26,8 @@ pytestmark = pytest.mark.local
 TABLES = ("customers", "orders")
 
 
-def delivered(part: CdcPart, changes: Counter[str]) -> bool:
-    """Each table's stream holds at least the row changes the workload committed."""
-    return all(
-        part.stream_exists(f"{part.prefix}.public.{table}")
-        and part.stream_records(f"{part.prefix}.public.{table}") >= n
-        for table, n in changes.items()
-    )
-
-
-def run_job_on_every_stream(job: Run, part: CdcPart) -> None:
-    """One --available-now run per table stream, each with its own checkpoint (the job
-    reads one stream until the Kinesis source reads several)."""
-    trino = job.settings.trino_url
-    for stream in part.streams():
-        job.run_job(
-            "--available-now",
-            "--final-compaction",
-            *("--stream", stream, "--tables", str(cdc.CDC_TABLES_YAML), "--trino-url", trino),
-            *("--checkpoint", f"s3a://{job.bucket}/{job.prefix}/checkpoint-{stream}"),
-        )
-
-
-def assert_lake_equals_database(job: Run, part: CdcPart) -> None:
-    cursor = trino_connection(job.settings.endpoints, "hive", job.database).cursor()
-    report = io.StringIO()
-    ok = cdc.verify(
-        part.settings, cursor, job.database, part.tables(), lambda line: report.write(line + "\n")
-    )
-    assert ok, report.getvalue()
-
-
 def test_postgres_changes_reach_the_lake_column_by_column(run: Run) -> None:
-    with cdc_part(run.settings, debezium=False) as part:
+    with cdc_part(run.settings, run.log.parent, debezium=False) as part:
         # Rows that exist before capture starts come from Debezium's snapshot (op r).
         with cdc.connect(part.settings) as conn:
             before = Workload(conn)

@@ -10,20 +10,23 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import io
 import shutil
 import socket
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from lakehouse import cdc, stack
-from lakehouse.clients import kinesis_client
+from lakehouse.clients import kinesis_client, trino_connection
 from lakehouse.config import Settings
 from lakehouse.services import CDC_SERVICE_BUILDERS
 from lakehouse.supervisor import Supervisor
 from lakehouse_tables.declarations import Tables, load_tables
+from tests.support.pipeline import Run, wait_for
 
 
 def free_port() -> int:
@@ -73,16 +76,20 @@ class CdcPart:
         return summary["StreamDescriptionSummary"]["StreamStatus"] in ("ACTIVE", "UPDATING")
 
     def start_debezium(self) -> None:
+        """Started, and streaming: a change made during the snapshot would be read as part
+        of the row, not as a change of its own (the tests count changes)."""
         self.supervisor.start(CDC_SERVICE_BUILDERS["cdc"](self.settings), lambda _: None)
+        wait_for(lambda: cdc.debezium_health(self.settings).get("streaming"), 120, "streaming")
 
     def stop_debezium(self) -> None:
         self.supervisor.stop("cdc")
 
 
 @contextmanager
-def cdc_part(settings: Settings, debezium: bool = True) -> Iterator[CdcPart]:
+def cdc_part(settings: Settings, logs: Path, debezium: bool = True) -> Iterator[CdcPart]:
     """PostgreSQL with the sample schema, and the Debezium service unless `debezium` is
-    false (start it later to capture the rows written meanwhile in its snapshot)."""
+    false (start it later to capture the rows written meanwhile in its snapshot). Their
+    logs are copied into `logs` at the end."""
     tag = uuid.uuid4().hex[:8]
     state = settings.state_dir / "tests" / f"cdc-{tag}"
     state.mkdir(parents=True)
@@ -111,6 +118,9 @@ def cdc_part(settings: Settings, debezium: bool = True) -> Iterator[CdcPart]:
     finally:
         part.supervisor.stop("cdc")
         part.supervisor.stop("postgres")
+        for name in ("cdc", "postgres"):
+            with contextlib.suppress(OSError):
+                shutil.copy(part.supervisor.log_file(name), logs / f"{name}.log")
         client = kinesis_client(settings.endpoints)
         for stream in part.streams():
             with contextlib.suppress(client.exceptions.ResourceNotFoundException):
@@ -120,5 +130,32 @@ def cdc_part(settings: Settings, debezium: bool = True) -> Iterator[CdcPart]:
             state.parent.rmdir()  # when no other test's is left
 
 
-def log_of(part: CdcPart, name: str) -> Path:
-    return part.supervisor.log_file(name)
+def delivered(part: CdcPart, changes: Counter[str]) -> bool:
+    """Each table's stream holds at least the row changes the workload committed."""
+    return all(
+        part.stream_exists(f"{part.prefix}.public.{table}")
+        and part.stream_records(f"{part.prefix}.public.{table}") >= n
+        for table, n in changes.items()
+    )
+
+
+def run_job_on_every_stream(job: Run, part: CdcPart) -> None:
+    """One --available-now run per table stream, each with its own checkpoint (the job
+    reads one stream until the Kinesis source reads several)."""
+    trino = job.settings.trino_url
+    for stream in part.streams():
+        job.run_job(
+            "--available-now",
+            "--final-compaction",
+            *("--stream", stream, "--tables", str(cdc.CDC_TABLES_YAML), "--trino-url", trino),
+            *("--checkpoint", f"s3a://{job.bucket}/{job.prefix}/checkpoint-{stream}"),
+        )
+
+
+def assert_lake_equals_database(job: Run, part: CdcPart) -> None:
+    cursor = trino_connection(job.settings.endpoints, "hive", job.database).cursor()
+    report = io.StringIO()
+    ok = cdc.verify(
+        part.settings, cursor, job.database, part.tables(), lambda line: report.write(line + "\n")
+    )
+    assert ok, report.getvalue()

@@ -14,6 +14,7 @@ import io.debezium.engine.ChangeEvent;
 import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.format.Json;
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -28,6 +29,9 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import javax.management.JMException;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -191,7 +195,7 @@ public final class CdcService {
             .notifying(sink)
             .build();
 
-    HttpServer health = healthServer(env, state, sink);
+    HttpServer health = healthServer(env, state, sink, props.getProperty("topic.prefix"));
     ExecutorService executor = Executors.newSingleThreadExecutor();
     Runtime.getRuntime()
         .addShutdownHook(
@@ -216,8 +220,26 @@ public final class CdcService {
     }
   }
 
+  /**
+   * Whether the connector streams from its replication slot: after the snapshot, changes
+   * are captured one by one (before, the snapshot reads each row as it is then). Read from
+   * Debezium's streaming metrics MBean.
+   */
+  static boolean streaming(String topicPrefix) {
+    try {
+      ObjectName name =
+          new ObjectName(
+              "debezium.postgres:type=connector-metrics,context=streaming,server=" + topicPrefix);
+      MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+      return server.isRegistered(name) && Boolean.TRUE.equals(server.getAttribute(name, "Connected"));
+    } catch (JMException e) {
+      return false;
+    }
+  }
+
   static HttpServer healthServer(
-      Map<String, String> env, AtomicReference<String> state, KinesisSink sink) throws IOException {
+      Map<String, String> env, AtomicReference<String> state, KinesisSink sink, String topicPrefix)
+      throws IOException {
     int port = Integer.parseInt(env(env, "CDC_HEALTH_PORT"));
     HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 0);
     server.createContext(
@@ -226,8 +248,9 @@ public final class CdcService {
           String current = state.get();
           String body =
               String.format(
-                  "{\"state\":\"%s\",\"events_written\":%d,\"last_batch_ms\":%d}",
-                  current, sink.written(), sink.lastBatchMillis());
+                  "{\"state\":\"%s\",\"streaming\":%b,\"events_written\":%d,"
+                      + "\"last_batch_ms\":%d}",
+                  current, streaming(topicPrefix), sink.written(), sink.lastBatchMillis());
           byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
           exchange.getResponseHeaders().add("Content-Type", "application/json");
           exchange.sendResponseHeaders("running".equals(current) ? 200 : 503, bytes.length);
