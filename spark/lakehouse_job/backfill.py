@@ -48,14 +48,17 @@ RAW_SCHEMA = StructType(
 )
 
 
-def as_source_rows(raw: DataFrame, arrived_from: str | None) -> DataFrame:
-    """Raw-copy lines -> rows shaped like the Kinesis source's, at their first position."""
+def as_source_rows(raw: DataFrame, arrived_from: str | None, stream: str | None) -> DataFrame:
+    """Raw-copy lines -> rows shaped like the Kinesis source's, at their first position.
+
+    `stream` is the entry's declared stream, if any: its records are routed by it (a
+    pattern matches itself)."""
     arrival = F.to_timestamp(F.col(columns.ARRIVAL_TS))
     if arrived_from:
         raw = raw.where(arrival >= F.to_timestamp(F.lit(arrived_from)))
     return raw.select(
         F.encode(F.col(columns.RAW_PAYLOAD), "UTF-8").alias("data"),
-        F.lit("backfill").alias("stream"),
+        F.lit(stream or "backfill").alias("stream"),
         F.lit("").alias("partitionKey"),
         F.col(columns.INGEST_SHARD).alias("shardId"),
         F.col(columns.INGEST_SEQ).alias("sequenceNumber"),
@@ -76,7 +79,7 @@ def backfill(
         .option("pathGlobFilter", "*.json")
         .json(source)
     )
-    rows = as_source_rows(raw, arrived_from).persist()
+    rows = as_source_rows(raw, arrived_from, spec.stream).persist()
     try:
         count = rows.count()
         log.info("backfill of %s: %d raw records from %s", spec.event_type, count, source)

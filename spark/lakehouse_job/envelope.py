@@ -5,14 +5,16 @@ Adds internal columns (prefixed "__") to the source rows; `parse` and `validate`
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Final
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
+from lakehouse_job import debezium
 from lakehouse_tables import rules
+from lakehouse_tables.declarations import TableSpec
 
 # A classification check: (condition, reason). The first true condition names the reason.
 Check = tuple[Column, Column]
@@ -31,6 +33,10 @@ TEXT: Final = "__text"
 ENVELOPE: Final = "__envelope"
 EVENT_TYPE: Final = "__event_type"
 KEYS: Final = "__keys"
+STREAM: Final = "__stream"
+# The entry a record's stream is declared for (tables.yaml `stream`), else null.
+ROUTE: Final = "__route"
+DEBEZIUM_ERROR: Final = "__debezium_error"
 
 CORRUPT: Final = "__corrupt_record"
 
@@ -56,18 +62,25 @@ _ENVELOPE_SCHEMA: Final = StructType(
 )
 
 
-def with_envelope(batch: DataFrame, max_record_bytes: int) -> DataFrame:
-    """Decode each record and read its event_type.
+def with_envelope(
+    batch: DataFrame, max_record_bytes: int, specs: Mapping[str, TableSpec] | None = None
+) -> DataFrame:
+    """Decode each record and read its event_type (or take its stream's entry).
 
     `max_record_bytes` is the largest limit of any table: bigger records are never
     parsed (they are quarantined whatever their type). Invalid UTF-8 is detected by a
     decode/encode round trip, which Java's decoder makes lossy exactly when the bytes
     are not UTF-8; such records keep their exact bytes, base64-encoded, as payload.
+    A record on a stream that an entry of `specs` declares is that entry's; a
+    `format: debezium` entry's events are unwrapped here into flat records
+    (lakehouse_job.debezium), its tombstones dropped.
     """
+    specs = specs or {}
     data = F.col("data")
     decoded = F.decode(data, "UTF-8")
     staged = batch.select(
         data.alias(DATA),
+        F.col("stream").alias(STREAM),
         F.col("shardId").alias(SHARD),
         F.col("sequenceNumber").alias(SEQ),
         F.col("subSequenceNumber").alias(SUBSEQ),
@@ -82,18 +95,65 @@ def with_envelope(batch: DataFrame, max_record_bytes: int) -> DataFrame:
         .alias(PAYLOAD),
     )
     parseable = F.col(UTF8) & (F.col(SIZE) > 0) & (F.col(SIZE) <= max_record_bytes)
-    staged = staged.select("*", F.when(parseable, F.col(PAYLOAD)).alias(TEXT))
+    staged = staged.select(
+        "*", F.when(parseable, F.col(PAYLOAD)).alias(TEXT), _route(specs).alias(ROUTE)
+    )
+    staged = _unwrap_debezium(staged, specs)
     envelope = F.from_json(F.col(TEXT), _ENVELOPE_SCHEMA, JSON_OPTIONS)
     # Top-level field names, duplicates included (from_json keeps one value silently).
     # Staged, not inlined: the duplicate check reads it twice.
     keys = F.json_object_keys(F.col(TEXT))
+    event_type = F.coalesce(F.col(ROUTE), F.col(f"{ENVELOPE}.event_type"))
     return staged.select("*", envelope.alias(ENVELOPE), keys.alias(KEYS)).select(
-        "*", F.col(f"{ENVELOPE}.event_type").alias(EVENT_TYPE)
+        "*", event_type.alias(EVENT_TYPE)
     )
 
 
-def envelope_checks(event_types: Collection[str], max_record_bytes: int) -> list[Check]:
-    """Checks that need no table declaration, in the order they are applied."""
+def _route(specs: Mapping[str, TableSpec]) -> Column:
+    """The first entry (in declaration order) whose `stream` matches the record's."""
+    route = F.lit(None).cast(StringType())
+    for name, spec in reversed(list(specs.items())):
+        if spec.stream is not None:
+            route = F.when(F.col(STREAM).rlike(_glob_regex(spec.stream)), F.lit(name)).otherwise(
+                route
+            )
+    return route
+
+
+def _glob_regex(pattern: str) -> str:
+    # Stream names hold only [a-zA-Z0-9_.-] (declarations checks it): '.' is the one
+    # character to escape.
+    return "^" + pattern.replace(".", "\\.").replace("?", ".").replace("*", ".*") + "$"
+
+
+def _unwrap_debezium(staged: DataFrame, specs: Mapping[str, TableSpec]) -> DataFrame:
+    """Debezium entries' events as flat records in TEXT (their original stays in PAYLOAD),
+    with DEBEZIUM_ERROR saying why an event is not a row change; tombstones dropped."""
+    names = [name for name, spec in specs.items() if spec.format == "debezium"]
+    if not names:
+        return staged.select("*", F.lit(None).cast(StringType()).alias(DEBEZIUM_ERROR))
+    mine = F.coalesce(F.col(ROUTE).isin(*names), F.lit(False))
+    staged = staged.where(~(mine & debezium.is_tombstone(F.col(SIZE), F.col(TEXT))))
+    text = F.col(TEXT)
+    parsed = F.from_json(text, _ENVELOPE_SCHEMA, JSON_OPTIONS)
+    not_json = parsed.isNull() | parsed[CORRUPT].isNotNull() | _trailing_data(text)
+    flat, error = debezium.unwrap(text, not_json, F.when(mine, F.col(ROUTE)), specs)
+    return staged.select(
+        *[F.col(c) for c in staged.columns if c != TEXT],
+        F.when(mine, flat).otherwise(text).alias(TEXT),
+        error.alias(DEBEZIUM_ERROR),
+    )
+
+
+def envelope_checks(
+    event_types: Collection[str],
+    max_record_bytes: int,
+    stream_bound: Collection[str] = (),
+) -> list[Check]:
+    """Checks that need no table declaration, in the order they are applied.
+
+    `stream_bound` names the entries read from their declared stream only: an
+    event_type field naming one on another stream is unknown."""
     size = F.col(SIZE)
     text = F.col(TEXT)
     event_type = F.col(EVENT_TYPE)
@@ -113,12 +173,17 @@ def envelope_checks(event_types: Collection[str], max_record_bytes: int) -> list
         (F.col(DATA).isNull() | (size == 0), F.lit(rules.EMPTY_REASON)),
         (size > max_record_bytes, F.lit(rules.too_large_reason(max_record_bytes))),
         (~F.col(UTF8), F.lit(rules.NOT_UTF8_REASON)),
+        (F.col(DEBEZIUM_ERROR).isNotNull(), F.col(DEBEZIUM_ERROR)),
         (malformed & other_json_value, F.lit(rules.NOT_OBJECT_REASON)),
         (malformed, F.lit(rules.NOT_JSON_REASON)),
         (_trailing_data(text), F.lit(rules.TRAILING_REASON)),
         (F.size(F.col(KEYS)) != F.size(F.array_distinct(F.col(KEYS))), _duplicate_key_reason()),
         (event_type.isNull() | (event_type == ""), F.lit(rules.MISSING_EVENT_TYPE_REASON)),
         (~event_type.isin(*event_types), quoted(rules.UNKNOWN_EVENT_TYPE_REASON, event_type)),
+        (
+            F.col(ROUTE).isNull() & event_type.isin(*stream_bound),
+            quoted(rules.UNKNOWN_EVENT_TYPE_REASON, event_type),
+        ),
     ]
 
 

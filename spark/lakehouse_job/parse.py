@@ -55,7 +55,7 @@ def classify(batch: DataFrame, specs: Mapping[str, TableSpec]) -> DataFrame:
     op.
     """
     global_max = max(spec.max_record_bytes for spec in specs.values())
-    staged = envelope.with_envelope(batch, global_max)
+    staged = envelope.with_envelope(batch, global_max, specs)
     per_spec = [SpecColumns(spec) for spec in specs.values()]
 
     staged = staged.select("*", *[sc.parsed().alias(sc.fields_col) for sc in per_spec])
@@ -63,7 +63,8 @@ def classify(batch: DataFrame, specs: Mapping[str, TableSpec]) -> DataFrame:
     probes = [probe for sc in per_spec for probe in sc.probes()]
     staged = staged.select("*", *raws, *probes)
 
-    checks = envelope.envelope_checks(list(specs), global_max)
+    bound = [name for name, spec in specs.items() if spec.stream is not None]
+    checks = envelope.envelope_checks(list(specs), global_max, bound)
     for sc in per_spec:
         checks.extend(sc.checks(global_max))
     return staged.select("*", _optimizer_barrier(_first_reason(checks)).alias(REASON))

@@ -42,8 +42,8 @@ def print_urls(settings: Settings) -> None:
     _say("  Notebooks           `make notebook` (JupyterLab on http://127.0.0.1:8888)")
 
 
-def cmd_up(settings: Settings, _: argparse.Namespace) -> int:
-    seconds = stack.up(settings, _say)
+def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
+    seconds = stack.up(settings, _say, with_cdc=getattr(args, "cdc", False))
     _say(f"\nAll services healthy in {seconds:.1f}s\n")
     _say(stack.format_status_table(stack.statuses(settings)))
     _say("")
@@ -81,6 +81,7 @@ def cmd_install(settings: Settings, _: argparse.Namespace) -> int:
     installers.prefetch(settings, _say)
     stack.build_specs(settings, _say)
     installers.ensure_kinesis_source_jar(settings, _say)
+    installers.ensure_cdc_service_jar(settings, _say)
     _say("Everything is installed.")
     return 0
 
@@ -174,10 +175,29 @@ def cmd_load(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_verify(settings: Settings, args: argparse.Namespace) -> int:
-    """Compare what Trino returns with the load generator's ledger."""
+    """Compare what Trino returns with the load generator's ledger, or with PostgreSQL."""
+    if args.cdc:
+        return verify_cdc(settings, args.tables)
     if args.compose:
         return verify_compose(settings, args.table_suffix)
     return 0 if demo.verify_ledger(settings, args.table_suffix) else 1
+
+
+def verify_cdc(settings: Settings, tables_file: str | None) -> int:
+    """The CDC oracle: every captured table in PostgreSQL equals its live view in Trino."""
+    from lakehouse import cdc
+    from lakehouse.clients import trino_connection
+    from lakehouse_tables.declarations import load_tables
+
+    tables = load_tables(tables_file or cdc.CDC_TABLES_YAML)
+    cursor = trino_connection(settings.endpoints, "hive").cursor()
+    try:
+        ok = cdc.verify(settings, cursor, settings["LAKEHOUSE_DATABASE"], tables, _say)
+    except cdc.CdcError as error:
+        _say(f"error: {error}")
+        return 2
+    _say("PostgreSQL and the lake agree." if ok else "PostgreSQL and the lake differ.")
+    return 0 if ok else 1
 
 
 def verify_compose(settings: Settings, table_suffix: str, timeout_s: float = 300) -> int:
@@ -338,6 +358,19 @@ def build_parser() -> argparse.ArgumentParser:
     parsers["verify"].add_argument("--table-suffix", default="_cow", help="_cow or _mor_ro")
     parsers["verify"].add_argument(
         "--compose", action="store_true", help="the compose stack's Locust web UI runs"
+    )
+    parsers["verify"].add_argument(
+        "--cdc",
+        action="store_true",
+        help="the CDC part: each captured PostgreSQL table against its live view in Trino",
+    )
+    parsers["verify"].add_argument(
+        "--tables", help="with --cdc: the tables file (default: services/cdc/tables.yaml)"
+    )
+    parsers["up"].add_argument(
+        "--cdc",
+        action="store_true",
+        help="also the CDC part: PostgreSQL and the Debezium service (or CDC_ENABLED=1)",
     )
     for name in ("sql", "spark-sql"):
         parsers[name].add_argument("shell_args", nargs=argparse.REMAINDER)

@@ -21,6 +21,7 @@ SERVICE_ENV_FILES = (
     "minio/minio.env",
     "hive-metastore/metastore.env",
     "trino/trino.env",
+    "cdc/cdc.env",
 )
 
 

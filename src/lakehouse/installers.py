@@ -262,7 +262,7 @@ def prefetch(settings: Settings, progress: Progress = print) -> None:
     """
     steps: list[Callable[[Settings, Progress], object]] = [
         ensure_minio,
-        ensure_spark_jars,
+        _maven_jars,
         ensure_trino,
         ensure_trino_cli,
         ensure_kinesis_mock,
@@ -273,6 +273,13 @@ def prefetch(settings: Settings, progress: Progress = print) -> None:
     errors = [str(f.exception()) for f in futures if f.exception() is not None]
     if errors:
         raise InstallError("\n\n".join(errors))
+
+
+def _maven_jars(settings: Settings, progress: Progress) -> None:
+    # One after the other: two Maven runs side by side can corrupt the shared local
+    # repository (~/.m2) when both fetch the same artifact (the dependency plugin).
+    ensure_spark_jars(settings, progress)
+    ensure_cdc_jars(settings, progress)
 
 
 def pyspark_home() -> Path:
@@ -317,6 +324,82 @@ def _tree_hash(folder: Path) -> str:
     for path in sorted(p for p in folder.rglob("*") if p.is_file() and "target" not in p.parts):
         digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:12]
+
+
+# --- The CDC part (services/cdc) ----------------------------------------------
+
+
+def postgres_bin_dir(settings: Settings) -> Path:
+    """Debian's PostgreSQL server binaries (initdb, postgres) of POSTGRES_MAJOR."""
+    major = settings["POSTGRES_MAJOR"]
+    found = Path("/usr/lib/postgresql") / major / "bin"
+    if not (found / "postgres").exists():
+        raise InstallError(
+            f"PostgreSQL {major} is not installed ({found / 'postgres'} is missing): "
+            f"`apt-get install postgresql-{major}` (Debian's package; the CDC part runs it "
+            "as a process of the stack, not as the system's service)"
+        )
+    return found
+
+
+def cdc_jars_dir(settings: Settings) -> Path:
+    return settings.jars_dir / f"cdc-debezium-{settings['DEBEZIUM_VERSION']}"
+
+
+def ensure_cdc_jars(settings: Settings, progress: Progress = print) -> Path:
+    """Debezium's embedded engine and PostgreSQL connector with their dependencies, from
+    services/cdc/pom.xml, into a folder of the cache (complete once its marker exists)."""
+    out = cdc_jars_dir(settings)
+    done = out / ".complete"
+    if done.exists():
+        return out
+    progress("  resolving Debezium's jars from Maven Central (~40 MB, first run only)...")
+    out.mkdir(parents=True, exist_ok=True)
+    _run(
+        [
+            "mvn",
+            "-B",
+            "-q",
+            "-f",
+            str(REPO_ROOT / "services/cdc/pom.xml"),
+            "dependency:copy-dependencies",
+            f"-DoutputDirectory={out}",
+            *_mvn_version_props(settings),
+        ],
+        "resolving the CDC service's jars with Maven",
+    )
+    done.touch()
+    return out
+
+
+def ensure_cdc_service_jar(settings: Settings, progress: Progress = print) -> Path:
+    """services/cdc/src compiled against Debezium's jars and the AWS SDK bundle, once per
+    content of its sources (named by their hash, as the Kinesis source's jar)."""
+    jars = ensure_cdc_jars(settings, progress)
+    aws_bundle = ensure_spark_jars(settings, progress)[2]
+    source_dir = REPO_ROOT / "services" / "cdc" / "src"
+    jar = settings.cache_dir / "build" / f"lakehouse-cdc-{_tree_hash(source_dir)}.jar"
+    if jar.exists():
+        return jar
+    progress("  compiling the CDC service (services/cdc)...")
+    classes = jar.parent / f"{jar.stem}-classes"
+    shutil.rmtree(classes, ignore_errors=True)
+    classes.mkdir(parents=True)
+    bin_dir = spark_java_home() / "bin"
+    sources = sorted(str(p) for p in (source_dir / "main" / "java").rglob("*.java"))
+    javac = [str(bin_dir / "javac"), "--release", "17", "-encoding", "UTF-8", "-nowarn"]
+    classpath = f"{jars}/*{os.pathsep}{aws_bundle}"
+    _run([*javac, "-cp", classpath, "-d", str(classes), *sources], "compiling the CDC service")
+    _run([str(bin_dir / "jar"), "cf", str(jar), "-C", str(classes), "."], "packing the CDC jar")
+    shutil.rmtree(classes, ignore_errors=True)
+    return jar
+
+
+def cdc_classpath(settings: Settings, progress: Progress = print) -> str:
+    """What the CDC service runs with: its jar, Debezium's and the AWS SDK bundle."""
+    service = ensure_cdc_service_jar(settings, progress)
+    aws_bundle = ensure_spark_jars(settings, progress)[2]
+    return os.pathsep.join([str(service), f"{cdc_jars_dir(settings)}/*", str(aws_bundle)])
 
 
 def ensure_metastore_bind_jar(settings: Settings, progress: Progress = print) -> Path:

@@ -12,7 +12,7 @@ import os
 import sys
 import urllib.request
 
-from lakehouse import installers
+from lakehouse import cdc, installers
 from lakehouse.clients import kinesis_client, trino_connection
 from lakehouse.config import SERVICES_DIR, Settings
 from lakehouse.supervisor import ServiceSpec, port_is_open
@@ -191,6 +191,63 @@ def trino_spec(settings: Settings) -> ServiceSpec:
         start_timeout_s=150,
     )
 
+
+def postgres_spec(settings: Settings) -> ServiceSpec:
+    """The CDC part's PostgreSQL: Debian's server, a cluster of its own in the state dir,
+    logical decoding on, listening on loopback only."""
+    bin_dir = installers.postgres_bin_dir(settings)
+    data = cdc.pg_data_dir(settings)
+    cdc.init_cluster(settings, bin_dir, data)
+    port = settings.port("CDC_PG_PORT")
+    return ServiceSpec(
+        name="postgres",
+        command=cdc.postgres_command(settings, bin_dir, data),
+        env=_base_env(settings),
+        ports=(port,),
+        url=f"postgresql://127.0.0.1:{port}/{settings['CDC_PG_DATABASE']}",
+        health=lambda: cdc.postgres_healthy(settings),
+        cwd=data.parent,
+        start_timeout_s=60,
+    )
+
+
+def cdc_spec(settings: Settings) -> ServiceSpec:
+    """The CDC service (services/cdc): Debezium's embedded engine -> Kinesis."""
+    classpath = installers.cdc_classpath(settings)
+    java = installers.spark_java_home() / "bin" / "java"
+    offsets = cdc.offsets_file(settings)
+    offsets.parent.mkdir(parents=True, exist_ok=True)
+    port = settings.port("CDC_HEALTH_PORT")
+    env = _base_env(settings)
+    env.update(
+        CDC_OFFSETS_FILE=str(offsets), AWS_ACCESS_KEY_ID="test", AWS_SECRET_ACCESS_KEY="test"
+    )
+
+    def healthy() -> bool:
+        return _http_ok(f"http://127.0.0.1:{port}/health")
+
+    return ServiceSpec(
+        name="cdc",
+        command=[
+            str(java),
+            f"-Xmx{settings['CDC_HEAP']}",
+            "-XX:+UseSerialGC",
+            "-Dorg.slf4j.simpleLogger.showDateTime=true",
+            "-cp",
+            classpath,
+            "lakehouse.cdc.CdcService",
+        ],
+        env=env,
+        ports=(port,),
+        url=f"http://127.0.0.1:{port}/health ({settings['CDC_TOPIC_PREFIX']}.<schema>.<table>)",
+        health=healthy,
+        cwd=offsets.parent,
+        start_timeout_s=120,
+    )
+
+
+# The CDC part, started after the rest (it needs Kinesis) and only when asked for.
+CDC_SERVICE_BUILDERS = {"postgres": postgres_spec, "cdc": cdc_spec}
 
 # Start order matters only for bootstrap; processes start side by side.
 SERVICE_BUILDERS = {

@@ -6,9 +6,9 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from lakehouse import bootstrap, installers
+from lakehouse import bootstrap, cdc, installers
 from lakehouse.config import Settings
-from lakehouse.services import SERVICE_BUILDERS, service_names
+from lakehouse.services import CDC_SERVICE_BUILDERS, SERVICE_BUILDERS, service_names
 from lakehouse.supervisor import (
     ServiceError,
     ServiceSpec,
@@ -32,8 +32,9 @@ def build_specs(settings: Settings, progress: Progress) -> list[ServiceSpec]:
     return [SERVICE_BUILDERS[name](settings) for name in service_names()]
 
 
-def up(settings: Settings, progress: Progress = print) -> float:
-    """Start every service, wait until all are healthy, bootstrap; returns seconds taken."""
+def up(settings: Settings, progress: Progress = print, with_cdc: bool = False) -> float:
+    """Start every service, wait until all are healthy, bootstrap; returns seconds taken.
+    The CDC part too with `with_cdc` or CDC_ENABLED (see up_cdc)."""
     started = time.monotonic()
     specs = build_specs(settings, progress)
     supervisor = supervisor_for(settings)
@@ -50,14 +51,32 @@ def up(settings: Settings, progress: Progress = print) -> float:
         raise ServiceError("\n\n".join(str(error) for error in errors))
     progress("Bootstrapping")
     bootstrap.bootstrap(settings.service_env(), progress)
+    if with_cdc or cdc.enabled(settings):
+        up_cdc(settings, progress)
     return time.monotonic() - started
+
+
+def cdc_service_names(settings: Settings) -> list[str]:
+    """The CDC part's processes: PostgreSQL only when it is the stack's own."""
+    return [n for n in CDC_SERVICE_BUILDERS if n != "postgres" or cdc.local_postgres(settings)]
+
+
+def up_cdc(settings: Settings, progress: Progress = print) -> None:
+    """PostgreSQL (local mode) and its schema, then the CDC service, which needs Kinesis
+    and the captured tables to exist."""
+    supervisor = supervisor_for(settings)
+    progress("Starting the CDC part")
+    if cdc.local_postgres(settings):
+        supervisor.start(CDC_SERVICE_BUILDERS["postgres"](settings), progress)
+        cdc.bootstrap(settings, progress)
+    supervisor.start(CDC_SERVICE_BUILDERS["cdc"](settings), progress)
 
 
 def down(settings: Settings, progress: Progress = print) -> list[str]:
     """Stop only what `up` started (PID files); report ports still bound."""
     supervisor = supervisor_for(settings)
     # The job first: it writes to the services and must finish its batch.
-    names = [JOB, *reversed(service_names())]
+    names = [JOB, *reversed(cdc_service_names(settings)), *reversed(service_names())]
     stopped = [name for name in names if supervisor.stop(name, timeout_s=60 if name == JOB else 20)]
     for name in stopped:
         progress(f"  stopped {name}")
@@ -67,9 +86,14 @@ def down(settings: Settings, progress: Progress = print) -> list[str]:
 
 
 def statuses(settings: Settings) -> list[ServiceStatus]:
-    """The services' states, and the job's while it runs."""
+    """The services' states, the CDC part's when enabled or started, and the job's while
+    it runs."""
     supervisor = supervisor_for(settings)
     rows = [supervisor.status(name) for name in service_names()]
+    for name in cdc_service_names(settings):
+        row = supervisor.status(name)
+        if row.state != "stopped" or cdc.enabled(settings):
+            rows.append(row)
     job = supervisor.status(JOB)
     if job.state != "stopped":
         rows.append(job)
@@ -109,4 +133,7 @@ def bound_ports(settings: Settings) -> list[int]:
             "TRINO_PORT",
         )
     ]
+    if cdc.local_postgres(settings):
+        ports.append(settings.port("CDC_PG_PORT"))
+    ports.append(settings.port("CDC_HEALTH_PORT"))
     return [p for p in ports if port_is_open(p)]

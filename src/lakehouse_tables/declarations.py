@@ -21,6 +21,10 @@ from lakehouse_tables.timestamps import parse_iso_micros
 
 FieldType = Literal["string", "long", "double", "boolean", "timestamp"]
 TableType = Literal["COPY_ON_WRITE", "MERGE_ON_READ"]
+# How an entry's records are written: one flat JSON object each, or Debezium's JSON
+# change events (unwrapped by lakehouse_job.debezium).
+RecordFormat = Literal["json", "debezium"]
+RECORD_FORMATS: Final[frozenset[str]] = frozenset({"json", "debezium"})
 
 FIELD_TYPES: Final[frozenset[str]] = frozenset({"string", "long", "double", "boolean", "timestamp"})
 TABLE_TYPES: Final[frozenset[str]] = frozenset({"COPY_ON_WRITE", "MERGE_ON_READ"})
@@ -49,7 +53,11 @@ _DEFAULT_KEYS: Final[frozenset[str]] = frozenset(
 _REQUIRED_ENTRY_KEYS: Final[frozenset[str]] = frozenset(
     {"table", "schema", "record_key", "precombine", "partition_by"}
 )
-_ENTRY_KEYS: Final[frozenset[str]] = _REQUIRED_ENTRY_KEYS | {"op_field"} | _DEFAULT_KEYS
+_ENTRY_KEYS: Final[frozenset[str]] = (
+    _REQUIRED_ENTRY_KEYS | {"op_field", "stream", "format"} | _DEFAULT_KEYS
+)
+# A Kinesis stream name ([a-zA-Z0-9_.-]), or a pattern of them with * and ?.
+_STREAM_PATTERN: Final[re.Pattern[str]] = re.compile(r"^[a-zA-Z0-9_.*?-]{1,128}$")
 _BUILTIN_DEFAULTS: Final[Mapping[str, Any]] = MappingProxyType(
     {
         "table_types": ["COPY_ON_WRITE", "MERGE_ON_READ"],
@@ -86,6 +94,10 @@ class TableSpec:
     # The event times (precombine and partition_by.from) accepted, in epoch microseconds,
     # both ends included: one buggy producer must not create thousands of date partitions.
     event_time_window: tuple[int, int] = (MIN_MICROS, MAX_MICROS)
+    # The stream (name or pattern) whose every record is this entry's, whatever its
+    # event_type field; None: the entry is chosen by the record's event_type.
+    stream: str | None = None
+    format: RecordFormat = "json"
 
     @property
     def event_time_fields(self) -> tuple[str, ...]:
@@ -194,6 +206,7 @@ def _build_specs(document: object, source: str) -> Tables:
 
     specs: dict[str, TableSpec] = {}
     owners: dict[str, str] = {}  # table name -> event type, to catch two entries sharing a table
+    stream_owners: dict[str, str] = {}
     for event_type, entry in entries.items():
         if not isinstance(event_type, str) or not event_type:
             raise TablesConfigError(f"{source}: event type {event_type!r} must be a string")
@@ -209,6 +222,13 @@ def _build_specs(document: object, source: str) -> Tables:
                 f"is already used by event_types.{owners[spec.table]}"
             )
         owners[spec.table] = event_type
+        if spec.stream is not None and spec.stream in stream_owners:
+            raise TablesConfigError(
+                f"{source}: event_types.{event_type}: stream {spec.stream!r} "
+                f"is already read by event_types.{stream_owners[spec.stream]}"
+            )
+        if spec.stream is not None:
+            stream_owners[spec.stream] = event_type
         specs[event_type] = spec
     return Tables(specs)
 
@@ -241,8 +261,19 @@ def _spec(event_type: str, entry: object, defaults: Mapping[str, Any], where: st
             f"{where}: record_key {record_key!r} has type {schema[record_key]}, "
             "expected string or long"
         )
+    record_format, stream = _format_and_stream(entry, where)
     precombine = _field_ref(entry["precombine"], schema, "precombine", where)
-    _require_timestamp(schema, precombine, "precombine", where)
+    if record_format == "debezium":
+        # The change's log position (source.lsn) orders it; lakehouse_job.debezium fills it.
+        if schema[precombine] != "long":
+            raise TablesConfigError(
+                f"{where}: precombine {precombine!r} has type {schema[precombine]}, expected "
+                "long with format debezium (it holds the change's LSN)"
+            )
+        if entry.get("op_field") is None:
+            raise TablesConfigError(f"{where}: format debezium needs op_field (e.g. op)")
+    else:
+        _require_timestamp(schema, precombine, "precombine", where)
     partition_name, partition_source = _partition(entry["partition_by"], schema, where)
 
     op_field = entry.get("op_field")
@@ -269,7 +300,28 @@ def _spec(event_type: str, entry: object, defaults: Mapping[str, Any], where: st
         event_time_window=_event_time_window(
             entry.get("event_time_window", defaults["event_time_window"]), where
         ),
+        stream=stream,
+        format=record_format,
     )
+
+
+def _format_and_stream(entry: Mapping[str, Any], where: str) -> tuple[RecordFormat, str | None]:
+    record_format = entry.get("format", "json")
+    if record_format not in RECORD_FORMATS:
+        raise TablesConfigError(
+            f"{where}: format {record_format!r} is not one of {', '.join(sorted(RECORD_FORMATS))}"
+        )
+    stream = entry.get("stream")
+    if stream is not None and (not isinstance(stream, str) or not _STREAM_PATTERN.match(stream)):
+        raise TablesConfigError(
+            f"{where}: stream {stream!r} must be a Kinesis stream name ([a-zA-Z0-9_.-]) or a "
+            "pattern of them with * and ?"
+        )
+    if record_format == "debezium" and stream is None:
+        raise TablesConfigError(
+            f"{where}: format debezium needs stream (Debezium writes one stream per table)"
+        )
+    return cast(RecordFormat, record_format), stream
 
 
 def _schema(raw: object, where: str) -> dict[str, FieldType]:

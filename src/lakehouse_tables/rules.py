@@ -65,6 +65,8 @@ OUT_OF_WINDOW: Final = "out_of_window"
 WRONG_TYPES: Final = "wrong_types"
 INVALID_OP: Final = "invalid_op"
 CORRUPT_AGGREGATE: Final = "corrupt_aggregate"
+NOT_DEBEZIUM: Final = "not_debezium"
+TRUNCATE: Final = "truncate"
 
 # --- Quarantine reasons: how the job names it (a prefix; details follow) ----------------
 # Rule 0, before any other: a Kinesis record in KPL's aggregated format that cannot be read
@@ -79,6 +81,12 @@ TRAILING_REASON: Final = (
     f"not JSON: data after the object, or nested deeper than {MAX_DEPTH} levels"
 )
 DUPLICATE_KEY_REASON: Final = "duplicate key"  # ... '<name>'
+# Rule 4d, for entries with format: debezium (lakehouse_job.debezium).
+NOT_DEBEZIUM_REASON: Final = "not a Debezium change event"  # ...: <why>
+DEBEZIUM_TRUNCATE_REASON: Final = (
+    "Debezium truncate (op 't') not applied: the tables keep their rows; delete them "
+    "with a backfill or a new table if the source table was emptied on purpose"
+)
 MISSING_EVENT_TYPE_REASON: Final = "missing event_type"
 UNKNOWN_EVENT_TYPE_REASON: Final = "unknown event_type"  # ... '<name>'
 MISSING_KEY_REASON: Final = "missing record key"  # ... <field>
@@ -98,6 +106,8 @@ REASON_KINDS: Final[tuple[tuple[str, str], ...]] = (
     (NOT_OBJECT_REASON, NOT_JSON),
     (NOT_JSON_REASON, NOT_JSON),
     (DUPLICATE_KEY_REASON, NOT_JSON),
+    (NOT_DEBEZIUM_REASON, NOT_DEBEZIUM),
+    (DEBEZIUM_TRUNCATE_REASON, TRUNCATE),
     (MISSING_EVENT_TYPE_REASON, UNKNOWN_EVENT_TYPE),
     (UNKNOWN_EVENT_TYPE_REASON, UNKNOWN_EVENT_TYPE),
     (MISSING_KEY_REASON, MISSING_KEY),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -304,3 +305,26 @@ def test_a_bad_event_time_window_names_the_problem(window: dict[str, str], messa
         parse_tables(yaml.safe_dump(document))
     with pytest.raises(TablesConfigError, match=re.escape(message)):
         parse_tables(yaml.safe_dump(document))
+
+
+CDC_TABLES = Path(__file__).resolve().parents[3] / "services" / "cdc" / "tables.yaml"
+
+
+def test_declarations_refuse_a_debezium_entry_without_its_needs() -> None:
+    entry = CDC_TABLES.read_text()
+    with pytest.raises(ValueError, match="expected long with format debezium"):
+        parse_tables(entry.replace("source_lsn: long", "source_lsn: timestamp"))
+    with pytest.raises(ValueError, match="format debezium needs stream"):
+        parse_tables(entry.replace('    stream: "*.public.orders"\n', ""))
+    with pytest.raises(ValueError, match="format debezium needs op_field"):
+        parse_tables(entry.replace("    op_field: op\n", "", 1))
+    with pytest.raises(ValueError, match="format 'avro' is not one of"):
+        parse_tables(entry.replace("    format: debezium", "    format: avro", 1))
+    with pytest.raises(ValueError, match="is already read by"):
+        parse_tables(entry.replace("*.public.orders", "*.public.customers"))
+
+
+def test_the_shipped_cdc_tables_load() -> None:
+    tables = load_tables(CDC_TABLES)
+
+    assert {spec.format for spec in tables.values()} == {"debezium"}

@@ -25,6 +25,8 @@ pytestmark = pytest.mark.unit
         ("wrong type for amount: expected double", rules.WRONG_TYPES),
         ("number out of range for amount", rules.WRONG_TYPES),
         ("invalid op 'x'", rules.INVALID_OP),
+        ("not a Debezium change event: no source.lsn", rules.NOT_DEBEZIUM),
+        (rules.DEBEZIUM_TRUNCATE_REASON, rules.TRUNCATE),
     ],
 )
 def test_every_reason_names_its_ledger_kind(reason: str, kind: str) -> None:
@@ -41,5 +43,6 @@ def test_every_kind_but_valid_has_a_reason() -> None:
     assert kinds == {
         rules.EMPTY, rules.OVERSIZE, rules.NOT_UTF8, rules.NOT_JSON, rules.UNKNOWN_EVENT_TYPE,
         rules.MISSING_KEY, rules.MISSING_TIME, rules.INVALID_TIME, rules.OUT_OF_WINDOW,
-        rules.WRONG_TYPES, rules.INVALID_OP, rules.CORRUPT_AGGREGATE,
+        rules.WRONG_TYPES, rules.INVALID_OP, rules.CORRUPT_AGGREGATE, rules.NOT_DEBEZIUM,
+        rules.TRUNCATE,
     }  # fmt: skip

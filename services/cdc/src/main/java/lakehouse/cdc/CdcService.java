@@ -1,0 +1,264 @@
+package lakehouse.cdc;
+
+import com.amazonaws.ClientConfiguration;
+import com.amazonaws.SDKGlobalConfiguration;
+import com.amazonaws.auth.AWSStaticCredentialsProvider;
+import com.amazonaws.auth.BasicAWSCredentials;
+import com.amazonaws.client.builder.AwsClientBuilder.EndpointConfiguration;
+import com.amazonaws.services.kinesis.AmazonKinesis;
+import com.amazonaws.services.kinesis.AmazonKinesisClientBuilder;
+import com.amazonaws.services.kinesis.model.ResourceInUseException;
+import com.amazonaws.services.kinesis.model.ResourceNotFoundException;
+import com.sun.net.httpserver.HttpServer;
+import io.debezium.engine.ChangeEvent;
+import io.debezium.engine.DebeziumEngine;
+import io.debezium.engine.format.Json;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import javax.management.JMException;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The CDC service: Debezium's embedded engine with its PostgreSQL connector, writing each
+ * captured table's change events to a Kinesis stream of its own (KinesisSink), with the
+ * connector's offsets in a file that a restart resumes from. Configured by the environment
+ * (services/cdc/cdc.env through lakehouse.services); {@code GET /health} on CDC_HEALTH_PORT
+ * answers 200 once the connector's task runs and 503 before or after.
+ */
+public final class CdcService {
+  private static final Logger LOG = LoggerFactory.getLogger(CdcService.class);
+
+  private CdcService() {}
+
+  static String env(Map<String, String> env, String key) {
+    String value = env.get(key);
+    if (value == null || value.isBlank()) {
+      throw new IllegalArgumentException(
+          key + " is not set: the CDC service reads its settings from services/cdc/cdc.env "
+              + "(lakehouse up --cdc passes them)");
+    }
+    return value;
+  }
+
+  /** The engine's properties: the connector, its database and the offset store. */
+  static Properties engineProperties(Map<String, String> env) {
+    Properties p = new Properties();
+    p.setProperty("name", "lakehouse-cdc");
+    p.setProperty("connector.class", "io.debezium.connector.postgresql.PostgresConnector");
+    p.setProperty("database.hostname", env(env, "CDC_PG_HOST"));
+    p.setProperty("database.port", env(env, "CDC_PG_PORT"));
+    p.setProperty("database.user", env(env, "CDC_PG_USER"));
+    p.setProperty("database.password", env(env, "CDC_PG_PASSWORD"));
+    p.setProperty("database.dbname", env(env, "CDC_PG_DATABASE"));
+    p.setProperty("topic.prefix", env(env, "CDC_TOPIC_PREFIX"));
+    p.setProperty("table.include.list", env(env, "CDC_TABLES"));
+    p.setProperty("plugin.name", "pgoutput");
+    p.setProperty("slot.name", env(env, "CDC_SLOT"));
+    p.setProperty("publication.name", env(env, "CDC_SLOT"));
+    p.setProperty("publication.autocreate.mode", "filtered");
+    p.setProperty("snapshot.mode", env.getOrDefault("CDC_SNAPSHOT_MODE", "initial"));
+    // numeric as a JSON number (the default is a base64 BigDecimal the job cannot read).
+    p.setProperty("decimal.handling.mode", "double");
+    // Kinesis has no log compaction: a tombstone would only be a record to skip.
+    p.setProperty("tombstones.on.delete", "false");
+    // The events as the job reads them: no embedded schema (it reads both forms).
+    p.setProperty("converter.schemas.enable", "false");
+    p.setProperty("key.converter.schemas.enable", "false");
+    p.setProperty("value.converter.schemas.enable", "false");
+    p.setProperty("offset.storage", "org.apache.kafka.connect.storage.FileOffsetBackingStore");
+    p.setProperty("offset.storage.file.filename", env(env, "CDC_OFFSETS_FILE"));
+    // Offsets cover processed (acknowledged) events only; flushing often keeps the replay
+    // after a crash short.
+    p.setProperty("offset.flush.interval.ms", "1000");
+    p.setProperty("errors.max.retries", "-1");
+    return p;
+  }
+
+  static AmazonKinesis kinesis(Map<String, String> env) {
+    // Kinesis emulators speak JSON only; the SDK would otherwise use CBOR.
+    System.setProperty(SDKGlobalConfiguration.AWS_CBOR_DISABLE_SYSTEM_PROPERTY, "true");
+    return AmazonKinesisClientBuilder.standard()
+        .withClientConfiguration(new ClientConfiguration().withMaxErrorRetry(3))
+        .withEndpointConfiguration(
+            new EndpointConfiguration(env(env, "KINESIS_ENDPOINT"), env(env, "AWS_REGION")))
+        .withCredentials(
+            new AWSStaticCredentialsProvider(
+                new BasicAWSCredentials(
+                    env.getOrDefault("AWS_ACCESS_KEY_ID", "test"),
+                    env.getOrDefault("AWS_SECRET_ACCESS_KEY", "test"))))
+        .build();
+  }
+
+  /** Creates a table's stream on its first event, and waits until it is ACTIVE. */
+  static final class Streams {
+    private final AmazonKinesis kinesis;
+    private final int shards;
+    private final Set<String> known = ConcurrentHashMap.newKeySet();
+
+    Streams(AmazonKinesis kinesis, int shards) {
+      this.kinesis = kinesis;
+      this.shards = shards;
+    }
+
+    void ensure(String stream) {
+      if (known.contains(stream)) {
+        return;
+      }
+      try {
+        kinesis.createStream(stream, shards);
+        LOG.info("created stream {} ({} shards)", stream, shards);
+      } catch (ResourceInUseException exists) {
+        // made by an earlier run or by hand
+      }
+      for (int i = 0; i < 600; i++) {
+        try {
+          String status =
+              kinesis.describeStreamSummary(
+                      new com.amazonaws.services.kinesis.model.DescribeStreamSummaryRequest()
+                          .withStreamName(stream))
+                  .getStreamDescriptionSummary()
+                  .getStreamStatus();
+          if ("ACTIVE".equals(status) || "UPDATING".equals(status)) {
+            known.add(stream);
+            return;
+          }
+        } catch (ResourceNotFoundException notYet) {
+          // just created
+        }
+        try {
+          Thread.sleep(100);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IllegalStateException("interrupted while waiting for stream " + stream, e);
+        }
+      }
+      throw new IllegalStateException("stream " + stream + " did not become ACTIVE in 60 s");
+    }
+  }
+
+  public static void main(String[] args) throws Exception {
+    Map<String, String> env = System.getenv();
+    Properties props = engineProperties(env);
+    Path offsets = Path.of(props.getProperty("offset.storage.file.filename"));
+    Files.createDirectories(offsets.toAbsolutePath().getParent());
+    AmazonKinesis kinesis = kinesis(env);
+    Streams streams = new Streams(kinesis, Integer.parseInt(env.getOrDefault("CDC_STREAM_SHARDS", "2")));
+    KinesisSink sink = new KinesisSink(kinesis, streams::ensure, Thread::sleep);
+
+    AtomicReference<String> state = new AtomicReference<>("starting");
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    CountDownLatch done = new CountDownLatch(1);
+    DebeziumEngine<ChangeEvent<String, String>> engine =
+        DebeziumEngine.create(Json.class)
+            .using(props)
+            .using(
+                new DebeziumEngine.ConnectorCallback() {
+                  @Override
+                  public void taskStarted() {
+                    state.set("running");
+                    LOG.info("connector task started: capturing {}", props.getProperty("table.include.list"));
+                  }
+
+                  @Override
+                  public void taskStopped() {
+                    state.set("stopped");
+                  }
+                })
+            .using(
+                (success, message, error) -> {
+                  if (!success) {
+                    failure.set(error != null ? error : new IllegalStateException(message));
+                    LOG.error("the Debezium engine stopped: {}", message, error);
+                  } else {
+                    LOG.info("the Debezium engine stopped: {}", message);
+                  }
+                  state.set("stopped");
+                  done.countDown();
+                })
+            .notifying(sink)
+            .build();
+
+    HttpServer health = healthServer(env, state, sink, props.getProperty("topic.prefix"));
+    ExecutorService executor = Executors.newSingleThreadExecutor();
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  LOG.info("stopping: the batch in flight is finished and offsets flushed");
+                  try {
+                    engine.close();
+                    done.await(30, TimeUnit.SECONDS);
+                  } catch (IOException | InterruptedException e) {
+                    LOG.warn("stopping the engine: {}", e.toString());
+                  }
+                  health.stop(0);
+                },
+                "cdc-shutdown"));
+    executor.execute(engine);
+    done.await();
+    executor.shutdown();
+    health.stop(0);
+    if (failure.get() != null) {
+      System.exit(1);
+    }
+  }
+
+  /**
+   * Whether the connector streams from its replication slot: after the snapshot, changes
+   * are captured one by one (before, the snapshot reads each row as it is then). Read from
+   * Debezium's streaming metrics MBean.
+   */
+  static boolean streaming(String topicPrefix) {
+    try {
+      ObjectName name =
+          new ObjectName(
+              "debezium.postgres:type=connector-metrics,context=streaming,server=" + topicPrefix);
+      MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+      return server.isRegistered(name) && Boolean.TRUE.equals(server.getAttribute(name, "Connected"));
+    } catch (JMException e) {
+      return false;
+    }
+  }
+
+  static HttpServer healthServer(
+      Map<String, String> env, AtomicReference<String> state, KinesisSink sink, String topicPrefix)
+      throws IOException {
+    int port = Integer.parseInt(env(env, "CDC_HEALTH_PORT"));
+    HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 0);
+    server.createContext(
+        "/health",
+        exchange -> {
+          String current = state.get();
+          String body =
+              String.format(
+                  "{\"state\":\"%s\",\"streaming\":%b,\"events_written\":%d,"
+                      + "\"last_batch_ms\":%d}",
+                  current, streaming(topicPrefix), sink.written(), sink.lastBatchMillis());
+          byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+          exchange.getResponseHeaders().add("Content-Type", "application/json");
+          exchange.sendResponseHeaders("running".equals(current) ? 200 : 503, bytes.length);
+          try (OutputStream out = exchange.getResponseBody()) {
+            out.write(bytes);
+          }
+        });
+    server.start();
+    return server;
+  }
+}

@@ -1,0 +1,183 @@
+package lakehouse.cdc;
+
+import com.amazonaws.services.kinesis.AmazonKinesis;
+import com.amazonaws.services.kinesis.model.PutRecordsRequest;
+import com.amazonaws.services.kinesis.model.PutRecordsRequestEntry;
+import com.amazonaws.services.kinesis.model.PutRecordsResult;
+import com.amazonaws.services.kinesis.model.PutRecordsResultEntry;
+import io.debezium.engine.ChangeEvent;
+import io.debezium.engine.DebeziumEngine;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Debezium's change events to Kinesis, one stream per captured table (the event's
+ * destination, {@code <topic.prefix>.<schema>.<table>}), partitioned by the row's key so a
+ * row's changes share a shard.
+ *
+ * <p>A batch is marked processed only once Kinesis has acknowledged every record of it, so
+ * the offsets the engine stores never run ahead of what the stream holds: a crash replays
+ * the unacknowledged tail (at-least-once; the job's ordering by LSN absorbs the duplicates).
+ * Failed entries of a PutRecords call are retried, with backoff, until they are accepted:
+ * the engine waits meanwhile instead of skipping a change.
+ */
+public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEvent<String, String>> {
+  private static final Logger LOG = LoggerFactory.getLogger(KinesisSink.class);
+  // Kinesis limits: 500 records and 5 MiB per PutRecords call, 256 characters of partition key.
+  static final int MAX_RECORDS_PER_CALL = 500;
+  static final int MAX_BYTES_PER_CALL = 5 * 1024 * 1024;
+  static final int MAX_PARTITION_KEY = 256;
+
+  private final AmazonKinesis kinesis;
+  private final Consumer<String> streamEnsurer;
+  private final Sleeper sleeper;
+  private final AtomicLong written = new AtomicLong();
+  private volatile long lastBatchMillis;
+
+  /** Sleeps between retries; a test passes one that does not. */
+  @FunctionalInterface
+  public interface Sleeper {
+    void sleep(long millis) throws InterruptedException;
+  }
+
+  public KinesisSink(AmazonKinesis kinesis, Consumer<String> streamEnsurer, Sleeper sleeper) {
+    this.kinesis = kinesis;
+    this.streamEnsurer = streamEnsurer;
+    this.sleeper = sleeper;
+  }
+
+  public long written() {
+    return written.get();
+  }
+
+  public long lastBatchMillis() {
+    return lastBatchMillis;
+  }
+
+  @Override
+  public void handleBatch(
+      List<ChangeEvent<String, String>> records,
+      DebeziumEngine.RecordCommitter<ChangeEvent<String, String>> committer)
+      throws InterruptedException {
+    // In arrival order per stream; streams are independent.
+    Map<String, List<PutRecordsRequestEntry>> byStream = new LinkedHashMap<>();
+    for (ChangeEvent<String, String> record : records) {
+      if (record.value() == null) {
+        continue; // a tombstone (tombstones.on.delete=false makes none): nothing to put
+      }
+      byStream
+          .computeIfAbsent(record.destination(), d -> new ArrayList<>())
+          .add(
+              new PutRecordsRequestEntry()
+                  .withPartitionKey(partitionKey(record.key()))
+                  .withData(ByteBuffer.wrap(record.value().getBytes(StandardCharsets.UTF_8))));
+    }
+    for (Map.Entry<String, List<PutRecordsRequestEntry>> stream : byStream.entrySet()) {
+      streamEnsurer.accept(stream.getKey());
+      for (List<PutRecordsRequestEntry> call : calls(stream.getValue())) {
+        putAll(stream.getKey(), call);
+      }
+    }
+    for (ChangeEvent<String, String> record : records) {
+      committer.markProcessed(record);
+    }
+    committer.markBatchFinished();
+    lastBatchMillis = System.currentTimeMillis();
+  }
+
+  /** The row's key (Debezium's JSON key) as a partition key within Kinesis' 256 characters. */
+  static String partitionKey(String key) {
+    if (key == null || key.isEmpty()) {
+      return "-";
+    }
+    if (key.length() <= MAX_PARTITION_KEY) {
+      return key;
+    }
+    try {
+      byte[] digest = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
+      return HexFormat.of().formatHex(digest);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+    }
+  }
+
+  /** Entries split into PutRecords calls within the record and byte limits, order kept. */
+  static List<List<PutRecordsRequestEntry>> calls(List<PutRecordsRequestEntry> entries) {
+    List<List<PutRecordsRequestEntry>> calls = new ArrayList<>();
+    List<PutRecordsRequestEntry> current = new ArrayList<>();
+    long bytes = 0;
+    for (PutRecordsRequestEntry entry : entries) {
+      long size = entry.getData().remaining() + entry.getPartitionKey().length();
+      if (!current.isEmpty()
+          && (current.size() == MAX_RECORDS_PER_CALL || bytes + size > MAX_BYTES_PER_CALL)) {
+        calls.add(current);
+        current = new ArrayList<>();
+        bytes = 0;
+      }
+      current.add(entry);
+      bytes += size;
+    }
+    if (!current.isEmpty()) {
+      calls.add(current);
+    }
+    return calls;
+  }
+
+  /** Puts every entry, retrying the rejected ones (and failed calls) until all are accepted. */
+  void putAll(String stream, List<PutRecordsRequestEntry> entries) throws InterruptedException {
+    List<PutRecordsRequestEntry> pending = entries;
+    long backoff = 100;
+    int attempt = 0;
+    while (!pending.isEmpty()) {
+      attempt++;
+      List<PutRecordsRequestEntry> failed = new ArrayList<>();
+      try {
+        PutRecordsResult result =
+            kinesis.putRecords(new PutRecordsRequest().withStreamName(stream).withRecords(pending));
+        List<PutRecordsResultEntry> answers = result.getRecords();
+        for (int i = 0; i < pending.size(); i++) {
+          if (answers.get(i).getErrorCode() != null) {
+            failed.add(pending.get(i));
+          }
+        }
+        written.addAndGet(pending.size() - failed.size());
+        if (!failed.isEmpty()) {
+          LOG.warn(
+              "KinesisRetry: {} of {} records rejected by stream {} ({}: {}); retrying in {} ms",
+              failed.size(),
+              pending.size(),
+              stream,
+              answers.stream().filter(a -> a.getErrorCode() != null).findFirst().get().getErrorCode(),
+              answers.stream().filter(a -> a.getErrorCode() != null).findFirst().get().getErrorMessage(),
+              backoff);
+        }
+      } catch (RuntimeException e) {
+        failed = pending;
+        LOG.warn(
+            "KinesisRetry: PutRecords of {} records to stream {} failed (attempt {}): {}; "
+                + "retrying in {} ms. Check that the Kinesis endpoint is up and the stream exists.",
+            pending.size(),
+            stream,
+            attempt,
+            e.toString(),
+            backoff);
+      }
+      pending = failed;
+      if (!pending.isEmpty()) {
+        sleeper.sleep(backoff);
+        backoff = Math.min(backoff * 2, 5_000);
+      }
+    }
+  }
+}

@@ -1,0 +1,291 @@
+"""The CDC part of the stack: its PostgreSQL (cluster, database, schema) and its oracle.
+
+PostgreSQL -> Debezium (services/cdc, lakehouse.services.cdc_spec) -> Kinesis, one stream
+per table -> the job with services/cdc/tables.yaml -> Trino. The oracle is the database
+itself: `verify` compares every captured table with its live view in Trino, column by
+column.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import pwd
+import shutil
+import subprocess
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Final
+
+from lakehouse.config import SERVICES_DIR, Settings
+from lakehouse_tables.declarations import Tables, TableSpec, load_tables
+
+Progress = Callable[[str], object]
+
+CDC_TABLES_YAML: Final = SERVICES_DIR / "cdc" / "tables.yaml"
+SCHEMA_SQL: Final = SERVICES_DIR / "cdc" / "schema.sql"
+# PostgreSQL refuses to run as root; as root, the stack runs it as Debian's postgres user.
+_PG_USER: Final = "postgres"
+
+
+class CdcError(Exception):
+    """The CDC part cannot start or check; the message says what to do."""
+
+
+def enabled(settings: Settings) -> bool:
+    return settings["CDC_ENABLED"].strip().lower() in ("1", "true", "yes", "on")
+
+
+def local_postgres(settings: Settings) -> bool:
+    return settings["CDC_POSTGRES"] == "local"
+
+
+def pg_data_dir(settings: Settings) -> Path:
+    return settings.data_dir / "postgres"
+
+
+def offsets_file(settings: Settings) -> Path:
+    """Debezium's offsets, durable across restarts of the service (state dir)."""
+    return settings.data_dir / "cdc" / "offsets.dat"
+
+
+def conninfo(settings: Settings, database: str | None = None) -> str:
+    return (
+        f"host={settings['CDC_PG_HOST']} port={settings['CDC_PG_PORT']} "
+        f"dbname={database or settings['CDC_PG_DATABASE']} user={settings['CDC_PG_USER']} "
+        f"password={settings['CDC_PG_PASSWORD']} connect_timeout=5"
+    )
+
+
+def connect(settings: Settings, database: str | None = None) -> Any:
+    import psycopg
+
+    return psycopg.connect(conninfo(settings, database), autocommit=True)
+
+
+def run_as_owner() -> list[str]:
+    """The command prefix that runs PostgreSQL's binaries as a user it accepts."""
+    if os.geteuid() != 0:
+        return []
+    try:
+        pwd.getpwnam(_PG_USER)
+    except KeyError:
+        raise CdcError(
+            "PostgreSQL refuses to run as root and there is no 'postgres' user: install "
+            "Debian's postgresql package (it creates the user) or run as another user"
+        ) from None
+    return ["setpriv", f"--reuid={_PG_USER}", f"--regid={_PG_USER}", "--init-groups"]
+
+
+def init_cluster(settings: Settings, bin_dir: Path, data: Path) -> None:
+    """initdb once: a cluster of its own under the state dir, superuser CDC_PG_USER."""
+    if (data / "PG_VERSION").exists():
+        return
+    shutil.rmtree(data, ignore_errors=True)  # debris of an initdb cut short
+    data.mkdir(parents=True)
+    password_file = data.parent / "postgres-password"
+    password_file.write_text(settings["CDC_PG_PASSWORD"] + "\n")
+    owner = run_as_owner()
+    if owner:
+        entry = pwd.getpwnam(_PG_USER)
+        for path in (data, password_file):
+            os.chown(path, entry.pw_uid, entry.pw_gid)
+        _check_reachable(data)
+    command = [
+        *owner,
+        str(bin_dir / "initdb"),
+        "-D",
+        str(data),
+        "-U",
+        settings["CDC_PG_USER"],
+        f"--pwfile={password_file}",
+        "--auth-host=scram-sha-256",
+        "--auth-local=peer",
+        "--encoding=UTF8",
+        "--no-locale",
+    ]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+    finally:
+        password_file.unlink(missing_ok=True)
+    if done.returncode != 0:
+        shutil.rmtree(data, ignore_errors=True)
+        raise CdcError(f"initdb failed ({' '.join(command)}):\n{done.stdout}{done.stderr}")
+
+
+def _check_reachable(data: Path) -> None:
+    probe = subprocess.run([*run_as_owner(), "test", "-w", str(data)], check=False)
+    if probe.returncode != 0:
+        raise CdcError(
+            f"PostgreSQL runs as user {_PG_USER}, which cannot reach {data}: give the state "
+            "dir's parents o+x (or set LAKEHOUSE_STATE to a folder it can reach)"
+        )
+
+
+def postgres_command(settings: Settings, bin_dir: Path, data: Path) -> list[str]:
+    return [
+        *run_as_owner(),
+        str(bin_dir / "postgres"),
+        "-D",
+        str(data),
+        "-p",
+        settings["CDC_PG_PORT"],
+        "-c",
+        "listen_addresses=127.0.0.1",
+        "-c",
+        "unix_socket_directories=",
+        # Logical decoding for Debezium's pgoutput slot.
+        "-c",
+        "wal_level=logical",
+        "-c",
+        "max_wal_senders=8",
+        "-c",
+        "max_replication_slots=8",
+        "-c",
+        f"shared_buffers={settings['PG_SHARED_BUFFERS']}",
+    ]
+
+
+def debezium_health(settings: Settings) -> dict[str, Any]:
+    """The CDC service's /health answer: state, streaming (past the snapshot),
+    events_written, last_batch_ms; {} when it does not answer."""
+    url = f"http://127.0.0.1:{settings['CDC_HEALTH_PORT']}/health"
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return dict(json.load(response))
+    except urllib.error.HTTPError as error:
+        return dict(json.load(error))
+    except (OSError, ValueError):
+        return {}
+
+
+def postgres_healthy(settings: Settings) -> bool:
+    with connect(settings, "postgres") as conn:
+        return conn.execute("SELECT 1").fetchone() == (1,)
+
+
+def bootstrap(settings: Settings, progress: Progress = print) -> None:
+    """The database and the sample schema (services/cdc/schema.sql), idempotently."""
+    with connect(settings, "postgres") as conn:
+        database = settings["CDC_PG_DATABASE"]
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (database,))
+        if exists.fetchone() is None:
+            from psycopg import sql
+
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database)))
+            progress(f"  PostgreSQL database {database} created")
+    with connect(settings) as conn:
+        conn.execute(SCHEMA_SQL.read_text())
+    progress(f"  PostgreSQL schema ready ({settings['CDC_TABLES']})")
+
+
+# --- The oracle ----------------------------------------------------------------------
+
+
+def captured_table(spec: TableSpec) -> str:
+    """The PostgreSQL table an entry's stream carries: <prefix>.<schema>.<table>."""
+    if spec.stream is None or spec.stream.count(".") < 2:
+        raise CdcError(
+            f"{spec.event_type}: stream {spec.stream!r} does not name a table as Debezium "
+            "does (<topic prefix>.<schema>.<table>)"
+        )
+    schema, table = spec.stream.split(".")[-2:]
+    return f"{schema}.{table}"
+
+
+def _normalised(value: Any) -> Any:
+    """One form for a value from PostgreSQL or Trino: instants as UTC micros, numbers as
+    doubles (numeric travels as a double: decimal.handling.mode=double)."""
+    if isinstance(value, datetime):
+        aware = value if value.tzinfo else value.replace(tzinfo=UTC)
+        delta = aware - datetime(1970, 1, 1, tzinfo=UTC)
+        return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+    if isinstance(value, Decimal | int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, float) and math.isnan(value):
+        return "NaN"
+    return value
+
+
+def compared_columns(spec: TableSpec, pg_columns: Iterable[str]) -> list[str]:
+    """The declared columns the table has (not the ones the unwrap fills)."""
+    present = set(pg_columns)
+    return [name for name in spec.schema if name in present]
+
+
+def differences(
+    spec: TableSpec,
+    pg_rows: Mapping[Any, tuple[Any, ...]],
+    lake_rows: Mapping[Any, tuple[Any, ...]],
+    columns: list[str],
+    limit: int = 10,
+) -> list[str]:
+    """What differs between the database's rows and the live view's, keyed by record key."""
+    found: list[str] = []
+    for key in sorted(pg_rows.keys() - lake_rows.keys(), key=str)[:limit]:
+        found.append(f"{spec.event_type}: key {key} in PostgreSQL, missing from the lake")
+    for key in sorted(lake_rows.keys() - pg_rows.keys(), key=str)[:limit]:
+        found.append(f"{spec.event_type}: key {key} in the lake, not in PostgreSQL")
+    for key in sorted(pg_rows.keys() & lake_rows.keys(), key=str):
+        pg = [_normalised(v) for v in pg_rows[key]]
+        lake = [_normalised(v) for v in lake_rows[key]]
+        for name, a, b in zip(columns, pg, lake, strict=True):
+            if a != b:
+                found.append(f"{spec.event_type}: key {key}: {name} is {a!r} in PostgreSQL, {b!r}")
+        if len(found) >= 3 * limit:
+            break
+    return found
+
+
+def verify(
+    settings: Settings,
+    trino_cursor: Any,
+    database: str,
+    tables: Tables | None = None,
+    say: Progress = print,
+) -> bool:
+    """Every captured table equals its live view in Trino (hive.<database>.<entry>)."""
+    tables = tables or load_tables(CDC_TABLES_YAML)
+    ok = True
+    with connect(settings) as conn:
+        for spec in tables.values():
+            if spec.format != "debezium":
+                continue
+            table = captured_table(spec)
+            schema_name, table_name = table.split(".")
+            pg_columns = [
+                row[0]
+                for row in conn.execute(
+                    "SELECT column_name FROM information_schema.columns "
+                    "WHERE table_schema = %s AND table_name = %s",
+                    (schema_name, table_name),
+                )
+            ]
+            if not pg_columns:
+                raise CdcError(f"{spec.event_type}: PostgreSQL has no table {table}")
+            columns = compared_columns(spec, pg_columns)
+            select = ", ".join(columns)
+            pg_rows = {
+                row[0]: tuple(row)
+                for row in conn.execute(f"SELECT {spec.record_key}, {select} FROM {table}")
+            }
+            trino_cursor.execute(
+                f"SELECT {spec.record_key}, {select} FROM hive.{database}.{spec.event_type}"
+            )
+            lake_rows = {row[0]: tuple(row[1:]) for row in trino_cursor.fetchall()}
+            pg_values = {key: row[1:] for key, row in pg_rows.items()}
+            found = differences(spec, pg_values, lake_rows, columns)
+            status = "equal" if not found else f"{len(found)}+ differences"
+            say(
+                f"{table} -> {spec.event_type}: {len(pg_values):,} rows in PostgreSQL, "
+                f"{len(lake_rows):,} in the live view, {len(columns)} columns: {status}"
+            )
+            for line in found:
+                say(f"  {line}")
+            ok = ok and not found
+    return ok

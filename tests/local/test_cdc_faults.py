@@ -1,0 +1,74 @@
+"""Change data capture through faults (marker `faults`): the Debezium service stopped and
+killed (-9) while the workload goes on, the job killed (-9) mid-stream. Debezium resumes
+from its stored offsets and redelivers what Kinesis acknowledged after its last offset
+flush; the job's ordering by LSN absorbs the duplicates. The database stays the oracle.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from lakehouse import cdc
+from lakehouse.cdc_workload import Workload
+from lakehouse.supervisor import Supervisor
+from tests.support.cdc import (
+    CdcPart,
+    assert_lake_equals_database,
+    cdc_part,
+    delivered,
+    run_job_on_every_stream,
+)
+from tests.support.pipeline import Run, wait_for
+
+pytestmark = pytest.mark.faults
+
+
+def kill_9(supervisor: Supervisor, name: str) -> None:
+    status = supervisor.status(name)
+    assert status.state == "running" and status.pid, status
+    os.killpg(status.pid, signal.SIGKILL)
+    wait_for(lambda: supervisor.status(name).state == "dead", 30, f"{name} to die")
+
+
+def steps(workload: Workload, n: int) -> None:
+    for _ in range(n):
+        workload.step()
+
+
+def test_debezium_stopped_and_killed_mid_load_then_the_job_killed(run: Run) -> None:
+    with cdc_part(run.settings, run.log.parent) as part, cdc.connect(part.settings) as conn:
+        workload = Workload(conn)
+        steps(workload, 120)
+        part.stop_debezium()  # SIGTERM: the batch in flight finishes, offsets flushed
+        steps(workload, 60)  # written while nothing captures: the slot keeps them
+        part.start_debezium()
+        steps(workload, 60)
+        kill_9(part.supervisor, "cdc")  # offsets may trail what Kinesis holds
+        steps(workload, 60)
+        part.start_debezium()
+        steps(workload, 60)
+        wait_for(lambda: delivered(part, workload.changes), 180, "Debezium to catch up")
+
+        orders = f"{part.prefix}.public.orders"
+        checkpoint = f"s3a://{run.bucket}/{run.prefix}/checkpoint-{orders}"
+        job = run.start_job(
+            *("--stream", orders, "--checkpoint", checkpoint),
+            *("--tables", str(cdc.CDC_TABLES_YAML)),
+            *("--trigger-seconds", "1", "--max-records-per-shard", "40"),
+        )
+        wait_for(lambda: run.batches_done() >= 2, 300, "two committed micro-batches")
+        os.killpg(job.pid, signal.SIGKILL)
+        job.wait(30)
+        run_job_on_every_stream(run, part)
+
+        assert_lake_equals_database(run, part)
+        assert_redelivery_was_absorbed(run, part)
+
+
+def assert_redelivery_was_absorbed(run: Run, part: CdcPart) -> None:
+    """However many times a change reached the stream, one row per key is live."""
+    keys = run.query("SELECT count(*), count(DISTINCT order_id) FROM cdc_orders_cow")
+    assert keys[0][0] == keys[0][1], keys
