@@ -33,6 +33,14 @@ from lakehouse_job.parse import REASON, split_batch
 from lakehouse_job.progress import ProgressLog
 from lakehouse_job.query_views import QueryViews, query_objects, trino_executor
 from lakehouse_job.schema_evolution import plan_tables
+from lakehouse_job.source_streams import (
+    StreamListError,
+    StreamsChanged,
+    check_same_streams,
+    checkpoint_streams,
+    parse_stream_list,
+    union_all,
+)
 from lakehouse_job.status import LagListener, StatusFile
 from lakehouse_job.table_recovery import clear_unfinished_tables, has_commit, timeline_files
 from lakehouse_job.writer_lock import WriterLock, WriterLockError
@@ -52,11 +60,25 @@ def _env(name: str, default: str | None = None) -> str | None:
     return os.environ.get(name, default)
 
 
+def _stream_list_arg(value: str) -> str:
+    try:
+        parse_stream_list(value)
+    except StreamListError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     bucket = _env("LAKEHOUSE_BUCKET", "lakehouse")
     database = _env("LAKEHOUSE_DATABASE", "lakehouse")
     p = argparse.ArgumentParser(prog="lakehouse-job", description=__doc__)
-    p.add_argument("--stream", default=_env("KINESIS_STREAM_NAME", "events"))
+    p.add_argument(
+        "--stream",
+        type=_stream_list_arg,
+        default=_env("KINESIS_STREAM_NAME", "events"),
+        help="the Kinesis stream, or several separated by commas (one source each; a "
+        "checkpoint keeps their order)",
+    )
     p.add_argument(
         "--kinesis-endpoint",
         default=_env("KINESIS_ENDPOINT"),
@@ -362,16 +384,20 @@ def existing_mor_tables(
 
 
 def kinesis_stream(spark: SparkSession, args: argparse.Namespace) -> DataFrame:
-    reader = (
-        spark.readStream.format("kinesis")
-        .option("streamName", args.stream)
-        .option("region", args.region)
-        .option("startingPosition", args.starting_position)
-        .option("maxRecordsPerShard", str(args.max_records_per_shard))
-    )
-    if args.kinesis_endpoint:
-        reader = reader.option("endpointUrl", args.kinesis_endpoint)
-    return reader.load()
+    """One Kinesis source per stream of --stream, unioned (source_streams)."""
+    frames = []
+    for stream in parse_stream_list(args.stream):
+        reader = (
+            spark.readStream.format("kinesis")
+            .option("streamName", stream)
+            .option("region", args.region)
+            .option("startingPosition", args.starting_position)
+            .option("maxRecordsPerShard", str(args.max_records_per_shard))
+        )
+        if args.kinesis_endpoint:
+            reader = reader.option("endpointUrl", args.kinesis_endpoint)
+        frames.append(reader.load())
+    return union_all(frames)
 
 
 def build_session(args: argparse.Namespace) -> SparkSession:
@@ -451,19 +477,14 @@ def run(args: argparse.Namespace) -> int:
     stop = GracefulStop()
     if args.writer == "hudi-streaming-sink":
         return _run_hudi_streaming_sink(spark, args, specs, sink, stop)
-    clear_unfinished_tables(spark, hudi_table_paths(specs, sink))
     try:
+        recorded = checkpoint_streams(spark, args.checkpoint)
+        if recorded is not None:
+            check_same_streams(args.checkpoint, recorded, parse_stream_list(args.stream))
+        clear_unfinished_tables(spark, hudi_table_paths(specs, sink))
         plans = plan_tables(spark, specs, sink, args.tables)
-    except SchemaChangeRefused as refused:
-        log.error("%s", refused)
-        if os.environ.get(HOLD_ON_REFUSAL_ENV) == "1":
-            # Compose restarts any failed container, and a restart cannot fix a tables
-            # file: hold, with the error in the log, until the container is stopped.
-            spark.stop()
-            log.error("holding until stopped: fix the tables file, then restart the job")
-            while not stop.requested:
-                time.sleep(1)
-        return EXIT_REFUSED_CONFIG
+    except (SchemaChangeRefused, StreamsChanged) as refused:
+        return _refuse(spark, stop, str(refused))
     writer = BatchWriter(
         specs,
         sink,
@@ -528,6 +549,19 @@ def run(args: argparse.Namespace) -> int:
         log.error("the streaming query failed: %s", error)
         return 1
     return 0
+
+
+def _refuse(spark: SparkSession, stop: GracefulStop, error: str) -> int:
+    """A configuration the job cannot apply: logged, nothing written, exit 5."""
+    log.error("%s", error)
+    if os.environ.get(HOLD_ON_REFUSAL_ENV) == "1":
+        # Compose restarts any failed container, and a restart cannot fix a tables file or
+        # a stream list: hold, with the error in the log, until the container is stopped.
+        spark.stop()
+        log.error("holding until stopped: fix the configuration, then restart the job")
+        while not stop.requested:
+            time.sleep(1)
+    return EXIT_REFUSED_CONFIG
 
 
 def _run_hudi_streaming_sink(

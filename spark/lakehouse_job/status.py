@@ -54,15 +54,19 @@ class LagListener(StreamingQueryListener):
 
 
 def source_lag(progress: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The Kinesis source's lag from a query's last progress (its ReportsSourceMetrics)."""
+    """The Kinesis sources' lag from a query's last progress (their ReportsSourceMetrics):
+    the largest of the streams', and the shards behind in all of them."""
     if not progress:
         return None
-    for source in progress.get("sources", []):
-        metrics = source.get("metrics") or {}
-        if "maxMillisBehindLatest" in metrics:
-            return {
-                "batch_id": progress.get("batchId"),
-                "max_millis_behind_latest": int(metrics["maxMillisBehindLatest"]),
-                "shards_with_lag": int(metrics.get("shardsWithLag", 0)),
-            }
-    return None
+    reported = [
+        source.get("metrics") or {}
+        for source in progress.get("sources", [])
+        if "maxMillisBehindLatest" in (source.get("metrics") or {})
+    ]
+    if not reported:
+        return None
+    return {
+        "batch_id": progress.get("batchId"),
+        "max_millis_behind_latest": max(int(m["maxMillisBehindLatest"]) for m in reported),
+        "shards_with_lag": sum(int(m.get("shardsWithLag", 0)) for m in reported),
+    }

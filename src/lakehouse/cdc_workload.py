@@ -7,8 +7,8 @@ orders. Each driver works on the rows it made, so several drivers (Locust users)
 wait on each other's rows. It counts the row changes it committed per table: what
 Debezium must deliver.
 
-`lakehouse cdc-load` runs it from the command line; locust/cdc_locustfile.py from
-Locust's web UI.
+`lakehouse cdc-load` runs it from Locust (locust/cdc_locustfile.py: headless, or its web
+UI with --web); `python -m lakehouse.cdc_workload` runs one driver without Locust.
 """
 
 from __future__ import annotations
@@ -153,6 +153,21 @@ def run(conn: Any, transactions: int, rate: float, seed: int | None = None) -> W
         if rate > 0:
             time.sleep(max(0.0, started + (i + 1) / rate - time.monotonic()))
     return workload
+
+
+def locust_command(users: int, transactions_per_sec: float, run_time: str | None) -> list[str]:
+    """Locust with locust/cdc_locustfile.py: headless for `run_time` (e.g. "60s"), or its
+    web UI on 127.0.0.1:8089 when None. Its environment must carry the CDC_PG_* settings."""
+    from lakehouse.config import REPO_ROOT
+
+    command = [
+        *(sys.executable, "-m", "locust", "-f", str(REPO_ROOT / "locust" / "cdc_locustfile.py")),
+        *("-u", str(users), "-r", str(users)),
+        *("--transactions-per-sec", str(transactions_per_sec)),
+    ]
+    if run_time is None:
+        return [*command, "--web-host", "127.0.0.1"]
+    return [*command, "--headless", "--run-time", run_time, "--only-summary"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

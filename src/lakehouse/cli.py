@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import shlex
 import signal
 import subprocess
@@ -94,8 +95,18 @@ def cmd_java_test(settings: Settings, _: argparse.Namespace) -> int:
 def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     """The streaming job: in the foreground (Ctrl-C stops after the batch in flight)
     or, with --background, supervised like the services (`down` stops it)."""
+    from lakehouse import cdc
+    from lakehouse_tables.declarations import default_tables_path, load_tables
+
     job_args = [a for a in args.job_args if a != "--"]
-    job_args = [*job_launcher.default_job_args(settings), *job_args]
+    if args.cdc:
+        job_args = ["--tables", str(cdc.CDC_TABLES_YAML), *job_args]
+    tables = load_tables(_option_value(job_args, "--tables") or default_tables_path())
+    try:
+        job_args = [*job_launcher.default_job_args(settings, tables), *job_args]
+    except job_launcher.JobStreamsError as error:
+        _say(f"error: {error}")
+        return 2
     if args.background:
         spec = job_launcher.job_spec(settings, job_args)
         stack.supervisor_for(settings).start(spec, _say)
@@ -109,6 +120,17 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         process.send_signal(signal.SIGTERM)  # the job stops after the batch in flight
         return process.wait()
+
+
+def _option_value(args: Sequence[str], option: str) -> str | None:
+    """The value of the last `option X` or `option=X` in `args` (argparse's rule)."""
+    found = None
+    for i, arg in enumerate(args):
+        if arg == option and i + 1 < len(args):
+            found = args[i + 1]
+        elif arg.startswith(f"{option}="):
+            found = arg.split("=", 1)[1]
+    return found
 
 
 def cmd_backfill(settings: Settings, args: argparse.Namespace) -> int:
@@ -172,6 +194,26 @@ def cmd_load(settings: Settings, args: argparse.Namespace) -> int:
         f"{f'web UI on http://{opts.web_host}:{opts.web_port}' if opts.web else opts.run_time}"
     )
     return run_load(opts, log_dir=settings.logs_dir)
+
+
+def cmd_cdc_load(settings: Settings, args: argparse.Namespace) -> int:
+    """Locust users running the shop's transactions in the CDC part's PostgreSQL."""
+    from lakehouse.cdc_workload import locust_command
+
+    run_time = None if args.web else args.run_time
+    if args.web:
+        _say("CDC load: Locust's web UI on http://127.0.0.1:8089 (Ctrl-C stops it)")
+    else:
+        _say(
+            f"CDC load: {args.users} users x {args.transactions_per_sec:g} transactions/s "
+            f"for {args.run_time} on {settings['CDC_PG_HOST']}:{settings['CDC_PG_PORT']}"
+        )
+    command = locust_command(args.users, args.transactions_per_sec, run_time)
+    env = {**os.environ, **settings.service_env()}
+    try:
+        return subprocess.run(command, env=env, check=False).returncode
+    except KeyboardInterrupt:
+        return 130
 
 
 def cmd_verify(settings: Settings, args: argparse.Namespace) -> int:
@@ -334,6 +376,7 @@ COMMANDS: dict[str, tuple[Callable[[Settings, argparse.Namespace], int], str]] =
     "demo": (cmd_demo, "the whole flow: stack up, job, load, results"),
     "run": (cmd_run, "run the streaming job (extra job options after --)"),
     "load": (cmd_load, "run the Locust load generator against the local stream"),
+    "cdc-load": (cmd_cdc_load, "Locust users making transactions in the CDC part's PostgreSQL"),
     "verify": (cmd_verify, "compare Trino's tables with the load generator's ledger"),
     "bench": (cmd_bench, "benchmark the job: throughput, freshness, CPU, commit cost"),
     "sql": (cmd_sql, "Trino's CLI on the local stack (extra CLI options after --)"),
@@ -350,6 +393,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     parsers = {name: sub.add_parser(name, help=text) for name, (_, text) in COMMANDS.items()}
     parsers["run"].add_argument("--background", action="store_true")
+    parsers["run"].add_argument(
+        "--cdc",
+        action="store_true",
+        help="the CDC part's tables (services/cdc/tables.yaml) from every table's stream",
+    )
     parsers["run"].add_argument("job_args", nargs=argparse.REMAINDER)
     from loadgen import options
 
@@ -359,6 +407,11 @@ def build_parser() -> argparse.ArgumentParser:
     parsers["verify"].add_argument(
         "--compose", action="store_true", help="the compose stack's Locust web UI runs"
     )
+    cdc_load = parsers["cdc-load"]
+    cdc_load.add_argument("--users", type=int, default=2)
+    cdc_load.add_argument("--transactions-per-sec", type=float, default=5, help="per user")
+    cdc_load.add_argument("--run-time", default="60s")
+    cdc_load.add_argument("--web", action="store_true", help="Locust's web UI instead")
     parsers["verify"].add_argument(
         "--cdc",
         action="store_true",

@@ -7,6 +7,8 @@ and gets the jars from the cache.
 
 from __future__ import annotations
 
+import fnmatch
+import hashlib
 import json
 import os
 import sys
@@ -17,6 +19,7 @@ from lakehouse import installers
 from lakehouse.clients import kinesis_client
 from lakehouse.config import SERVICES_DIR, Settings
 from lakehouse.supervisor import ServiceSpec, port_is_open
+from lakehouse_tables.declarations import Tables, default_tables_path, load_tables
 
 SPARK_UI_PORT = 4040
 
@@ -66,22 +69,67 @@ def job_command(
     return [sys.executable, "-m", module, "--master", master, *args]
 
 
-def default_job_args(settings: Settings) -> list[str]:
-    """The checkpoint of the stream's current incarnation.
+class JobStreamsError(RuntimeError):
+    """The streams a tables file asks for cannot be found."""
 
-    Local Kinesis engines keep streams in memory: after `down`/`up` the stream is
-    new and the old checkpoint's shard ids and sequence numbers mean nothing.
-    Keying the checkpoint by the stream's creation time starts a fresh one then
-    (at TRIM_HORIZON; the Hudi upserts make re-reading harmless)."""
-    stream = settings["KINESIS_STREAM_NAME"]
-    summary = kinesis_client(settings.endpoints).describe_stream_summary(StreamName=stream)
-    created = summary["StreamDescriptionSummary"]["StreamCreationTimestamp"]
-    checkpoint = (
-        f"s3a://{settings['LAKEHOUSE_BUCKET']}/checkpoints/{stream}-{created:%Y%m%dT%H%M%S}"
-    )
+
+def job_streams(
+    settings: Settings, tables: Tables, existing: Sequence[str] | None = None
+) -> list[str]:
+    """The streams the job reads for `tables`: the stack's stream when an entry is chosen
+    by its records' event_type (no `stream:`), and every stream that matches an entry's
+    `stream:` pattern (Debezium's one per table), sorted. `existing`: the streams there
+    are (default: Kinesis' list)."""
+    streams = set()
+    if any(spec.stream is None for spec in tables.values()):
+        streams.add(settings["KINESIS_STREAM_NAME"])
+    patterns = {name: spec.stream for name, spec in tables.items() if spec.stream is not None}
+    if patterns:
+        if existing is None:
+            client = kinesis_client(settings.endpoints)
+            existing = [
+                name
+                for page in client.get_paginator("list_streams").paginate()
+                for name in page["StreamNames"]
+            ]
+        for name, pattern in patterns.items():
+            matched = [s for s in existing if fnmatch.fnmatchcase(s, pattern)]
+            if not matched:
+                raise JobStreamsError(
+                    f"no Kinesis stream matches {pattern!r}, the stream of entry {name!r} "
+                    "of the tables file: the CDC service makes a table's stream on its "
+                    "first change (`lakehouse up --cdc`, then change a row), or create it; "
+                    "or name the streams with `-- --stream a,b`"
+                )
+            streams.update(matched)
+    return sorted(streams)
+
+
+def default_job_args(settings: Settings, tables: Tables | None = None) -> list[str]:
+    """The streams `tables` reads and the checkpoint of their current incarnations.
+
+    Local Kinesis engines keep streams in memory: after `down`/`up` a stream is new and
+    the old checkpoint's shard ids and sequence numbers mean nothing. Keying the
+    checkpoint by the streams and their creation times starts a fresh one then (at
+    TRIM_HORIZON; the Hudi upserts make re-reading harmless), and when the list of streams
+    changes, which a checkpoint cannot follow (lakehouse_job.source_streams). `tables`:
+    the job's tables file ($LAKEHOUSE_TABLES, else the packaged one, as the job's)."""
+    streams = job_streams(settings, tables or load_tables(default_tables_path()))
+    client = kinesis_client(settings.endpoints)
+    incarnations = []
+    for stream in streams:
+        summary = client.describe_stream_summary(StreamName=stream)
+        created = summary["StreamDescriptionSummary"]["StreamCreationTimestamp"]
+        incarnations.append(f"{stream}-{created:%Y%m%dT%H%M%S}")
+    if len(incarnations) == 1:
+        name = incarnations[0]
+    else:
+        digest = hashlib.sha256(",".join(incarnations).encode()).hexdigest()[:12]
+        name = f"streams-{digest}"
+    checkpoint = f"s3a://{settings['LAKEHOUSE_BUCKET']}/checkpoints/{name}"
     return [
         "--stream",
-        stream,
+        ",".join(streams),
         "--checkpoint",
         checkpoint,
         "--status-file",

@@ -6,20 +6,26 @@ database itself: every captured table equals its live view, column by column.
 from __future__ import annotations
 
 import io
+import os
+import subprocess
 from collections import Counter
 
 import pytest
 
 from lakehouse import cdc
-from lakehouse.cdc_workload import Workload
+from lakehouse.cdc_workload import Workload, locust_command
 from lakehouse.clients import trino_connection
+from lakehouse_job.job import EXIT_REFUSED_CONFIG
 from tests.support.cdc import (
     assert_lake_equals_database,
+    cdc_job_args,
     cdc_part,
+    current_lsn,
     delivered,
+    delivered_after,
     run_job_on_every_stream,
 )
-from tests.support.pipeline import Run, wait_for
+from tests.support.pipeline import Run, storage_state, tail, wait_for
 
 pytestmark = pytest.mark.local
 
@@ -44,7 +50,25 @@ def test_postgres_changes_reach_the_lake_column_by_column(run: Run) -> None:
                 workload.step()
             # The snapshot reads each row once, then every committed change is streamed.
             changes = snapshot + workload.changes
-        wait_for(lambda: delivered(part, changes), 180, f"Debezium to deliver {dict(changes)}")
+        # Locust users, as `lakehouse cdc-load` starts them, make more transactions.
+        env = {**os.environ, **part.settings.service_env()}
+        locust = subprocess.run(
+            locust_command(users=2, transactions_per_sec=5, run_time="5s"),
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert locust.returncode == 0, locust.stdout[-3000:] + locust.stderr[-3000:]
+        assert "SQL" in locust.stdout + locust.stderr, "Locust reported no transaction"
+        with cdc.connect(part.settings) as conn:
+            marker = current_lsn(conn)
+            Workload(conn).step()  # a change after the marker: delivered last
+        wait_for(
+            lambda: delivered(part, changes) and delivered_after(part, marker),
+            180,
+            f"Debezium to deliver {dict(changes)} and Locust's transactions",
+        )
 
         run_job_on_every_stream(run, part)
 
@@ -55,6 +79,15 @@ def test_postgres_changes_reach_the_lake_column_by_column(run: Run) -> None:
         assert ops.get("d", 0) > 0, f"deletes kept as tombstones in CoW: {ops}"
         raw = run.raw_json_lines("cdc_orders")
         assert len(raw) >= changes["orders"], "the raw copy holds every change event"
+
+        # The same checkpoint with its streams in another order: refused, nothing written.
+        stored = storage_state(run)
+        args = cdc_job_args(run, part)
+        args[1] = ",".join(reversed(part.streams()))
+        job = run.start_job("--available-now", *args)
+        assert job.wait(600) == EXIT_REFUSED_CONFIG, tail(run.log)
+        assert "A checkpoint keeps each stream's position" in run.log.read_text(errors="replace")
+        assert storage_state(run) == stored, "a refused start wrote to the tables or checkpoint"
 
         # The oracle can fail: a change the job has not read yet is a difference.
         with cdc.connect(part.settings) as conn:

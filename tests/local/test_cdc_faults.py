@@ -17,8 +17,10 @@ from lakehouse.supervisor import Supervisor
 from tests.support.cdc import (
     CdcPart,
     assert_lake_equals_database,
+    cdc_job_args,
     cdc_part,
-    delivered,
+    current_lsn,
+    delivered_after,
     run_job_on_every_stream,
 )
 from tests.support.pipeline import Run, wait_for
@@ -45,18 +47,21 @@ def test_debezium_stopped_and_killed_mid_load_then_the_job_killed(run: Run) -> N
         part.stop_debezium()  # SIGTERM: the batch in flight finishes, offsets flushed
         steps(workload, 60)  # written while nothing captures: the slot keeps them
         part.start_debezium()
-        steps(workload, 60)
-        kill_9(part.supervisor, "cdc")  # offsets may trail what Kinesis holds
+        steps(workload, 30)
+        midway = current_lsn(conn)
+        steps(workload, 30)
+        # Mid-stream, with changes delivered: the stored offsets may trail what Kinesis holds.
+        wait_for(lambda: delivered_after(part, midway), 180, "Debezium to deliver some")
+        kill_9(part.supervisor, "cdc")
         steps(workload, 60)
         part.start_debezium()
-        steps(workload, 60)
-        wait_for(lambda: delivered(part, workload.changes), 180, "Debezium to catch up")
+        steps(workload, 59)
+        marker = current_lsn(conn)
+        steps(workload, 1)
+        wait_for(lambda: delivered_after(part, marker), 180, "Debezium to catch up")
 
-        orders = f"{part.prefix}.public.orders"
-        checkpoint = f"s3a://{run.bucket}/{run.prefix}/checkpoint-{orders}"
         job = run.start_job(
-            *("--stream", orders, "--checkpoint", checkpoint),
-            *("--tables", str(cdc.CDC_TABLES_YAML)),
+            *cdc_job_args(run, part),
             *("--trigger-seconds", "1", "--max-records-per-shard", "40"),
         )
         wait_for(lambda: run.batches_done() >= 2, 300, "two committed micro-batches")

@@ -21,7 +21,7 @@ from lakehouse.supervisor import Supervisor
 from lakehouse_job.crash_points import POINTS_ENV, STATE_ENV, fired_points
 from lakehouse_job.job import EXIT_REFUSED_CONFIG
 from lakehouse_tables.declarations import TABLES_YAML
-from tests.support.pipeline import Run, tail, wait_for
+from tests.support.pipeline import Run, storage_state, tail, wait_for
 
 pytestmark = pytest.mark.local
 
@@ -40,16 +40,6 @@ def order(n: int, second: int, op: str = "u", **fields: object) -> bytes:
     }
     event.update(fields)
     return json.dumps(event).encode()
-
-
-def storage_state(run: Run) -> list[tuple[str, str]]:
-    """Every object under the run's prefix but the raw copy: tables, timelines, checkpoint."""
-    s3, found = run.s3(), []
-    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=run.bucket, Prefix=run.prefix):
-        for obj in page.get("Contents", []):
-            if "/raw/" not in obj["Key"]:
-                found.append((obj["Key"], obj["ETag"]))
-    return sorted(found)
 
 
 def live_rows(run: Run, sql_from: str) -> dict[str, tuple]:

@@ -159,3 +159,13 @@ def wait_for(predicate, timeout_s: float, what: str) -> None:
             return
         time.sleep(0.5)
     raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
+
+
+def storage_state(run: Run) -> list[tuple[str, str]]:
+    """Every object under the run's prefix but the raw copy: tables, timelines, checkpoint."""
+    s3, found = run.s3(), []
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=run.bucket, Prefix=run.prefix):
+        for obj in page.get("Contents", []):
+            if "/raw/" not in obj["Key"]:
+                found.append((obj["Key"], obj["ETag"]))
+    return sorted(found)

@@ -91,3 +91,10 @@ def test_schema_diff_reads_the_job_s_warehouse_url() -> None:
     assert split_s3_url("s3://b/") == ("b", "")
     with pytest.raises(ValueError, match="not an S3 URL"):
         split_s3_url("/tmp/warehouse")
+
+
+def test_run_finds_the_job_s_tables_option_as_argparse_would() -> None:
+    assert cli._option_value(["--tables", "a.yaml", "--x"], "--tables") == "a.yaml"
+    assert cli._option_value(["--tables=a.yaml", "--tables", "b.yaml"], "--tables") == "b.yaml"
+    assert cli._option_value(["--trigger-seconds", "1"], "--tables") is None
+    assert cli.build_parser().parse_args(["run", "--cdc"]).cdc

@@ -1,4 +1,5 @@
-"""lakehouse.job_launcher: the job's status as `lakehouse status` reports it; its environment."""
+"""lakehouse.job_launcher: the job's status as `lakehouse status` reports it; its environment;
+the streams it reads."""
 
 import json
 from pathlib import Path
@@ -6,7 +7,9 @@ from pathlib import Path
 import pytest
 
 from lakehouse import job_launcher
+from lakehouse.cdc import CDC_TABLES_YAML
 from lakehouse.config import load_settings
+from lakehouse_tables.declarations import default_tables_path, load_tables
 
 pytestmark = pytest.mark.unit
 
@@ -43,3 +46,23 @@ def test_quick_jit_is_asked_for_and_keeps_other_java_tool_options(
     assert job_launcher.job_env(settings)["JAVA_TOOL_OPTIONS"] == "-Dx=1"
     monkeypatch.setenv(job_launcher.JIT_ENV, "quick")
     assert job_launcher.job_env(settings)["JAVA_TOOL_OPTIONS"] == "-Dx=1 -XX:TieredStopAtLevel=1"
+
+
+def test_the_job_reads_the_stacks_stream_for_event_type_entries() -> None:
+    settings = load_settings()
+    tables = load_tables(default_tables_path())
+    assert job_launcher.job_streams(settings, tables, existing=[]) == [
+        settings["KINESIS_STREAM_NAME"]
+    ]
+
+
+def test_stream_patterns_take_every_matching_stream_sorted() -> None:
+    existing = ["cdc.public.orders", "events", "cdc.public.customers", "cdc.other.orders"]
+    streams = job_launcher.job_streams(load_settings(), load_tables(CDC_TABLES_YAML), existing)
+    assert streams == ["cdc.public.customers", "cdc.public.orders"]
+
+
+def test_a_pattern_with_no_stream_names_the_entry_and_what_to_do() -> None:
+    tables = load_tables(CDC_TABLES_YAML)
+    with pytest.raises(job_launcher.JobStreamsError, match=r"cdc_orders.*lakehouse up --cdc"):
+        job_launcher.job_streams(load_settings(), tables, existing=["x.public.customers"])

@@ -41,3 +41,18 @@ def test_the_listener_writes_each_batchs_lag(tmp_path: Path) -> None:
     LagListener(StatusFile(tmp_path / "s.json")).onQueryProgress(event)
     written = json.loads((tmp_path / "s.json").read_text())["kinesis_lag"]
     assert written == {"batch_id": 9, "max_millis_behind_latest": 300, "shards_with_lag": 0}
+
+
+def test_several_streams_report_the_largest_lag_and_every_shard_behind() -> None:
+    progress = {
+        "batchId": 2,
+        "sources": [
+            {"metrics": {"maxMillisBehindLatest": "100", "shardsWithLag": "1"}},
+            {"metrics": {"maxMillisBehindLatest": "900", "shardsWithLag": "2"}},
+        ],
+    }
+    assert source_lag(progress) == {
+        "batch_id": 2,
+        "max_millis_behind_latest": 900,
+        "shards_with_lag": 3,
+    }

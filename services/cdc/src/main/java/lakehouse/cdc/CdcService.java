@@ -87,6 +87,12 @@ public final class CdcService {
     // Offsets cover processed (acknowledged) events only; flushing often keeps the replay
     // after a crash short.
     p.setProperty("offset.flush.interval.ms", "1000");
+    // Heartbeats let the offsets (and the replication slot's confirmed position) move on
+    // when the captured tables are quiet: without them a snapshot of empty tables stores
+    // no offset (the next start snapshots again) and the slot holds the WAL of every
+    // other table's changes. KinesisSink writes heartbeats nowhere.
+    p.setProperty("heartbeat.interval.ms", env.getOrDefault("CDC_HEARTBEAT_MS", "5000"));
+    p.setProperty("heartbeat.topics.prefix", KinesisSink.HEARTBEAT_PREFIX);
     p.setProperty("errors.max.retries", "-1");
     return p;
   }

@@ -35,6 +35,9 @@ import org.slf4j.LoggerFactory;
 public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEvent<String, String>> {
   private static final Logger LOG = LoggerFactory.getLogger(KinesisSink.class);
   // Kinesis limits: 500 records and 5 MiB per PutRecords call, 256 characters of partition key.
+  /** Debezium's heartbeat records go to topics named with this prefix; none is written. */
+  static final String HEARTBEAT_PREFIX = "__debezium-heartbeat";
+
   static final int MAX_RECORDS_PER_CALL = 500;
   static final int MAX_BYTES_PER_CALL = 5 * 1024 * 1024;
   static final int MAX_PARTITION_KEY = 256;
@@ -75,6 +78,9 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
     for (ChangeEvent<String, String> record : records) {
       if (record.value() == null) {
         continue; // a tombstone (tombstones.on.delete=false makes none): nothing to put
+      }
+      if (record.destination().startsWith(HEARTBEAT_PREFIX)) {
+        continue; // only moves the offsets on, which markProcessed below does
       }
       byStream
           .computeIfAbsent(record.destination(), d -> new ArrayList<>())
