@@ -91,6 +91,10 @@ def unwrap(
             ~F.coalesce(row.startswith("{"), F.lit(False)),
             F.concat(reason("op '"), op, F.lit("' without an object in "), row_side),
         )
+        .when(
+            row.contains(rules.DEBEZIUM_UNAVAILABLE_PLACEHOLDER),
+            F.lit(rules.DEBEZIUM_UNAVAILABLE_REASON),
+        )
     )
     flat = F.lit(None).cast(StringType())
     for name, spec in specs.items():

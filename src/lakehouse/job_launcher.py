@@ -97,9 +97,9 @@ def job_streams(
             if not matched:
                 raise JobStreamsError(
                     f"no Kinesis stream matches {pattern!r}, the stream of entry {name!r} "
-                    "of the tables file: the CDC service makes a table's stream on its "
-                    "first change (`lakehouse up --cdc`, then change a row), or create it; "
-                    "or name the streams with `-- --stream a,b`"
+                    "of the tables file: the CDC service makes every captured table's "
+                    "stream when it starts (`lakehouse up --cdc`), or create it; or name "
+                    "the streams with `-- --stream a,b`"
                 )
             streams.update(matched)
     return sorted(streams)

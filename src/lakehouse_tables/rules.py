@@ -67,6 +67,7 @@ INVALID_OP: Final = "invalid_op"
 CORRUPT_AGGREGATE: Final = "corrupt_aggregate"
 NOT_DEBEZIUM: Final = "not_debezium"
 TRUNCATE: Final = "truncate"
+UNAVAILABLE_VALUE: Final = "unavailable_value"
 
 # --- Quarantine reasons: how the job names it (a prefix; details follow) ----------------
 # Rule 0, before any other: a Kinesis record in KPL's aggregated format that cannot be read
@@ -86,6 +87,13 @@ NOT_DEBEZIUM_REASON: Final = "not a Debezium change event"  # ...: <why>
 DEBEZIUM_TRUNCATE_REASON: Final = (
     "Debezium truncate (op 't') not applied: the tables keep their rows; delete them "
     "with a backfill or a new table if the source table was emptied on purpose"
+)
+# What Debezium sends for a column it could not read (an unchanged TOAST value of a table
+# without REPLICA IDENTITY FULL); the CDC service sets it (unavailable.value.placeholder).
+DEBEZIUM_UNAVAILABLE_PLACEHOLDER: Final = "__debezium_unavailable_value"
+DEBEZIUM_UNAVAILABLE_REASON: Final = (
+    "Debezium sent a placeholder for a column it could not read (an unchanged TOAST value): "
+    "not applied, it would overwrite the column; set REPLICA IDENTITY FULL on the table"
 )
 MISSING_EVENT_TYPE_REASON: Final = "missing event_type"
 UNKNOWN_EVENT_TYPE_REASON: Final = "unknown event_type"  # ... '<name>'
@@ -108,6 +116,7 @@ REASON_KINDS: Final[tuple[tuple[str, str], ...]] = (
     (DUPLICATE_KEY_REASON, NOT_JSON),
     (NOT_DEBEZIUM_REASON, NOT_DEBEZIUM),
     (DEBEZIUM_TRUNCATE_REASON, TRUNCATE),
+    (DEBEZIUM_UNAVAILABLE_REASON, UNAVAILABLE_VALUE),
     (MISSING_EVENT_TYPE_REASON, UNKNOWN_EVENT_TYPE),
     (UNKNOWN_EVENT_TYPE_REASON, UNKNOWN_EVENT_TYPE),
     (MISSING_KEY_REASON, MISSING_KEY),

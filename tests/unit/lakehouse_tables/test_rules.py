@@ -44,5 +44,5 @@ def test_every_kind_but_valid_has_a_reason() -> None:
         rules.EMPTY, rules.OVERSIZE, rules.NOT_UTF8, rules.NOT_JSON, rules.UNKNOWN_EVENT_TYPE,
         rules.MISSING_KEY, rules.MISSING_TIME, rules.INVALID_TIME, rules.OUT_OF_WINDOW,
         rules.WRONG_TYPES, rules.INVALID_OP, rules.CORRUPT_AGGREGATE, rules.NOT_DEBEZIUM,
-        rules.TRUNCATE,
+        rules.TRUNCATE, rules.UNAVAILABLE_VALUE,
     }  # fmt: skip

@@ -78,6 +78,9 @@ public final class CdcService {
     p.setProperty("decimal.handling.mode", "double");
     // Kinesis has no log compaction: a tombstone would only be a record to skip.
     p.setProperty("tombstones.on.delete", "false");
+    // Debezium's default, named here because the job quarantines rows that carry it
+    // (lakehouse_tables.rules.DEBEZIUM_UNAVAILABLE_PLACEHOLDER).
+    p.setProperty("unavailable.value.placeholder", "__debezium_unavailable_value");
     // The events as the job reads them: no embedded schema (it reads both forms).
     p.setProperty("converter.schemas.enable", "false");
     p.setProperty("key.converter.schemas.enable", "false");
@@ -112,7 +115,8 @@ public final class CdcService {
         .build();
   }
 
-  /** Creates a table's stream on its first event, and waits until it is ACTIVE. */
+  /** Creates a table's stream (at start, or on an event of a table not known then) and
+   * waits until it is ACTIVE. */
   static final class Streams {
     private final AmazonKinesis kinesis;
     private final int shards;
@@ -167,6 +171,11 @@ public final class CdcService {
     AmazonKinesis kinesis = kinesis(env);
     Streams streams = new Streams(kinesis, Integer.parseInt(env.getOrDefault("CDC_STREAM_SHARDS", "2")));
     KinesisSink sink = new KinesisSink(kinesis, streams::ensure, Thread::sleep);
+    // Every captured table's stream exists before the first change: a job started now
+    // reads them all (a job's list of streams is fixed by its checkpoint).
+    for (String table : props.getProperty("table.include.list").split(",")) {
+      streams.ensure(props.getProperty("topic.prefix") + "." + table.trim());
+    }
 
     AtomicReference<String> state = new AtomicReference<>("starting");
     AtomicReference<Throwable> failure = new AtomicReference<>();
