@@ -8,6 +8,7 @@ process and no port of ours is left.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -48,12 +49,50 @@ def stack_settings() -> Settings:
     return load_settings()
 
 
+@contextlib.contextmanager
+def _stack_lock(settings: Settings) -> Iterator[None]:
+    """One test session at a time decides whether to start or stop the stack (make test
+    runs two, pytest-xdist workers, beside one stack)."""
+    path = settings.state_dir / "test-stack.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _sessions_using(
+    settings: Settings, add: int | None = None, remove: int | None = None
+) -> set[int]:
+    """The live test sessions (pids) using the stack, updated; call under _stack_lock."""
+    path = settings.state_dir / "test-stack.sessions"
+    pids = {int(p) for p in path.read_text().split()} if path.exists() else set()
+    pids = {p for p in pids if _alive(p)} | ({add} if add else set())
+    pids.discard(remove or 0)
+    path.write_text(" ".join(map(str, sorted(pids))))
+    return pids
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 @pytest.fixture(scope="session")
 def stack(stack_settings: Settings) -> Iterator[Stack]:
+    """The stack: a running one is used and left running; otherwise the first session
+    starts it and the last one to finish stops it (a marker file says the tests own it)."""
     settings = stack_settings
-    already_running = all(s.state == "running" for s in stack_module.statuses(settings))
-    if not already_running:
-        stack_module.up(settings)
+    started_by_tests = settings.state_dir / "test-stack.started"
+    with _stack_lock(settings):
+        if not all(s.state == "running" for s in stack_module.statuses(settings)):
+            stack_module.up(settings)
+            started_by_tests.touch()
+        _sessions_using(settings, add=os.getpid())
     yield Stack(
         settings=settings,
         kinesis_endpoint=settings.kinesis_endpoint,
@@ -69,9 +108,11 @@ def stack(stack_settings: Settings) -> Iterator[Stack]:
         trino_port=settings.port("TRINO_PORT"),
         database=settings["LAKEHOUSE_DATABASE"],
     )
-    if already_running:
-        return
-    stack_module.down(settings)
+    with _stack_lock(settings):
+        if _sessions_using(settings, remove=os.getpid()) or not started_by_tests.exists():
+            return
+        stack_module.down(settings)
+        started_by_tests.unlink()
     # Down must leave nothing behind: no live process from a PID file, no bound port.
     leftovers = [s.name for s in stack_module.statuses(settings) if s.state == "running"]
     assert leftovers == [], f"services still running after down: {leftovers}"

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.local
+# One worker runs this module's tests: they share its module-scoped fixtures (make test's
+# pytest-xdist --dist loadgroup spreads the other tests one by one).
+pytestmark = [pytest.mark.local, pytest.mark.xdist_group("kinesis_source")]
 
 QUERY_TIMEOUT_S = 180
 

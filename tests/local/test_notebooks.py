@@ -17,7 +17,9 @@ from lakehouse import stack as stack_module
 from lakehouse.config import Settings
 from tests.local.conftest import Stack
 
-pytestmark = pytest.mark.local
+# One worker runs this module's tests: they share its module-scoped fixtures (make test's
+# pytest-xdist --dist loadgroup spreads the other tests one by one).
+pytestmark = [pytest.mark.local, pytest.mark.xdist_group("notebooks")]
 
 NOTEBOOKS = sorted(shells.NOTEBOOKS_DIR.glob("*.ipynb"))
 

@@ -36,6 +36,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if hasattr(session.config, "workerinput"):
+        return  # a pytest-xdist worker: the controller's session is the one timed
     raw = os.environ.get(BUDGET_ENV)
     message = over_budget(time.monotonic() - _started[0], float(raw) if raw else None)
     if message is None or exitstatus != 0:
