@@ -4,6 +4,7 @@
 #   worker            standalone worker of $SPARK_MASTER_URL (UI 8081)
 #   job [ARGS...]     bootstrap (stream, bucket, schema: through their APIs), then
 #                     run the streaming job's driver against $SPARK_MASTER_URL
+#   job-cdc [ARGS...] the job over the CDC part's streams (compose profile `cdc`)
 #   metastore         Hive Metastore 2.3 Thrift server (lakehouse/hive-metastore image)
 #   anything else     executed as is
 set -euo pipefail
@@ -29,6 +30,13 @@ case "$role" in
       --conf spark.driver.extraClassPath=$LAKEHOUSE_JARS/* \
       --conf spark.executor.extraClassPath=$LAKEHOUSE_JARS/* pyspark-shell"
     exec python -m lakehouse_job.job "$@" ;;
+  job-cdc)
+    # The job over the CDC part's streams: one per table of CDC_TABLES (services/cdc/cdc.env),
+    # named as the CDC service names them, with the CDC tables file.
+    streams=""
+    IFS=, read -ra tables <<< "$CDC_TABLES"
+    for table in "${tables[@]}"; do streams="${streams:+$streams,}${CDC_TOPIC_PREFIX}.${table}"; done
+    exec "$0" job --stream "$streams" --tables /opt/lakehouse/cdc/tables.yaml "$@" ;;
   metastore)
     cp="${HIVE_CONF_DIR:-/opt/hive/conf}:$SPARK_HOME/jars/*:$(ls /opt/lakehouse/jars/hadoop-aws-*.jar):$(ls /opt/lakehouse/jars/aws-java-sdk-bundle-*.jar):/usr/share/java/postgresql.jar"
     # As local mode: the schema step (lakehouse.metastore_schema) first, then the metastore.

@@ -37,6 +37,7 @@ HOST_PORTS = {
     "JOB_UI_HOST_PORT": 14040,
     "LOCUST_HOST_PORT": 18089,
     "JUPYTER_HOST_PORT": 18888,
+    "CDC_PG_HOST_PORT": 15433,
 }
 
 
@@ -90,12 +91,14 @@ class Stack:
     project_name: str
     up_seconds: float
     ports: dict[str, int] = field(default_factory=lambda: dict(HOST_PORTS))
+    profiles: tuple[str, ...] = ()  # compose profiles beside the default services (cdc)
 
     def env(self) -> dict[str, str]:
         return {
             **os.environ,
             **{k: str(v) for k, v in self.ports.items()},
             "COMPOSE_PROJECT_NAME": self.project_name,
+            "COMPOSE_PROFILES": ",".join(self.profiles),
         }
 
     def compose(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
@@ -139,8 +142,8 @@ def start_stack(prepared: dict[str, str], clone: Path):
     [ARGS]`; `Stack.down` (docker compose down -v) is the caller's to run."""
     from testcontainers.compose import DockerCompose
 
-    def start(project_name: str, *up_args: str) -> Stack:
-        stack = Stack(clone, project_name, 0.0)
+    def start(project_name: str, *up_args: str, profiles: tuple[str, ...] = ()) -> Stack:
+        stack = Stack(clone, project_name, 0.0, profiles=profiles)
         os.environ.update({k: str(v) for k, v in stack.ports.items()})
         os.environ["COMPOSE_PROJECT_NAME"] = project_name
         compose = DockerCompose(
@@ -151,6 +154,7 @@ def start_stack(prepared: dict[str, str], clone: Path):
             # DockerCompose appends `services` to its `up` command (and to nothing else
             # that this module runs): the place for --scale arguments.
             services=list(up_args) or None,
+            profiles=list(profiles) or None,
         )
         started = time.monotonic()
         try:

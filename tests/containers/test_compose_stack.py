@@ -1,10 +1,12 @@
 """The whole stack from a fresh clone with plain `docker compose up` (LocalStack, MinIO,
 Postgres, Hive Metastore, Spark master/worker/job driver, Locust, Trino) carries load
 from Locust into Hudi tables that Trino reads back exactly as the load generator's
-ledger says; `docker compose down -v` then leaves nothing of the project behind."""
+ledger says; with the `cdc` profile, PostgreSQL's changes reach the lake through Debezium;
+`docker compose down -v` then leaves nothing of the project behind."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 import urllib.request
@@ -24,7 +26,7 @@ RUN = "it"  # ledger sub-folder in the ledger volume
 
 @pytest.fixture(scope="module")
 def stack(start_stack) -> Iterator[Stack]:
-    stack = start_stack("lakehouse-it")
+    stack = start_stack("lakehouse-it", profiles=("cdc",))
     yield stack
     stack.down()  # again, if the last test did it already
 
@@ -133,6 +135,42 @@ def test_trino_cli_and_a_notebook_run_in_their_containers(stack: Stack) -> None:
         timeout=900,
     )  # fmt: skip
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-5000:]
+
+
+def test_cdc_profile_captures_postgres_into_the_lake(stack: Stack, settings: Settings) -> None:
+    """Profile `cdc`: transactions in its PostgreSQL reach the live views through the CDC
+    service (Debezium) and the job-cdc service; the database is the oracle."""
+    from lakehouse import cdc
+    from lakehouse.cdc_workload import Workload
+
+    part = dataclasses.replace(
+        settings,
+        env={
+            **settings.env,
+            "CDC_PG_HOST": "127.0.0.1",
+            "CDC_PG_PORT": str(stack.ports["CDC_PG_HOST_PORT"]),
+        },
+    )
+    with cdc.connect(part) as conn:
+        workload = Workload(conn)
+        for _ in range(150):
+            workload.step()
+    trino = Endpoints(region=settings["AWS_REGION"], trino=stack.url("TRINO_HOST_PORT", ""))
+    database = settings["LAKEHOUSE_DATABASE"]
+    report: list[str] = []
+    deadline = time.monotonic() + 300
+    while True:
+        report.clear()
+        try:
+            cursor = trino_connection(trino, "hive", database, user="it").cursor()
+            if cdc.verify(part, cursor, database, say=report.append):
+                break
+        except Exception as error:  # the views appear with the job's first commits
+            report.append(repr(error))
+        if time.monotonic() > deadline:
+            logs = stack.compose("logs", "--tail=60", "cdc", "job-cdc").stdout
+            pytest.fail("PostgreSQL and the lake differ:\n" + "\n".join(report) + logs[-5000:])
+        time.sleep(5)
 
 
 def test_down_with_volumes_leaves_nothing_of_the_project(stack: Stack) -> None:
