@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from lakehouse_tables.declarations import Tables, TableSpec
+from lakehouse_tables.declarations import FieldType, Tables, TableSpec
 from lakehouse_tables.rules import stream_position
 from loadgen.kinesis import PutResult
 from loadgen.timefmt import date_of_micros, parse_iso_micros
@@ -134,7 +134,7 @@ def entry_data(entry: dict[str, Any]) -> bytes:
 # --------------------------------------------------------------------------- expected state
 
 
-def normalize(ftype: str, v: Any) -> Any:
+def normalize(ftype: FieldType, v: Any) -> Any:
     """A valid field value -> the canonical form compared with the table (verify's
     normalize_actual gives the same form for what Trino returns)."""
     if v is None:

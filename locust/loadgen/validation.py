@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Final
 
-from lakehouse_tables.declarations import Tables, TableSpec
+from lakehouse_tables.declarations import FieldType, Tables, TableSpec
 from lakehouse_tables.rules import (
     DEFAULT_OP,
     EMPTY,
@@ -131,7 +131,7 @@ def _check_fields(event: dict[str, Any], spec: TableSpec) -> str | None:
     return None
 
 
-def type_ok(field_type: str, value: Any) -> bool:
+def type_ok(field_type: FieldType, value: Any) -> bool:
     """A present, non-null value of a string/long/double/boolean field (rule 9)."""
     if field_type == "string":
         return isinstance(value, str)

@@ -13,14 +13,15 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-from lakehouse_tables.declarations import Tables, TableSpec, compared_columns
+from lakehouse_tables.declarations import FieldType, Tables, TableSpec, compared_columns
+from lakehouse_tables.types import Primitive
 from loadgen.ledger import expected_state, key_prefixes, read_ledger
 from loadgen.timefmt import datetime_to_ms, format_ms, parse_iso_ms
 
 # --------------------------------------------------------------------------- pure diff
 
 
-def normalize_actual(ftype: str, v: Any) -> Any:
+def normalize_actual(ftype: FieldType, v: Any) -> Any:
     """A value as returned by Trino -> the ledger's canonical form (timestamps as epoch
     ms, truncated to millisecond precision; naive datetimes are UTC)."""
     if v is None:
@@ -46,7 +47,7 @@ def normalize_actual(ftype: str, v: Any) -> Any:
     return v
 
 
-def _equal(ftype: str, a: Any, b: Any) -> bool:
+def _equal(ftype: FieldType, a: Any, b: Any) -> bool:
     if ftype == "double" and isinstance(a, float) and isinstance(b, float):
         return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
     return bool(a == b)
@@ -82,14 +83,14 @@ class TableDiff:
         )
 
 
-def column_types(spec: TableSpec, columns: Sequence[str]) -> dict[str, str]:
-    return {c: spec.schema.get(c, "string") for c in columns}
+def column_types(spec: TableSpec, columns: Sequence[str]) -> dict[str, FieldType]:
+    return {c: spec.schema.get(c, Primitive.STRING) for c in columns}
 
 
 def diff_rows(
     table: str,
     key_field: str,
-    types: Mapping[str, str],
+    types: Mapping[str, FieldType],
     expected: Mapping[str, Mapping[str, Any]],
     actual: Iterable[Mapping[str, Any]],
 ) -> TableDiff:
@@ -128,11 +129,11 @@ def diff_rows(
     return d
 
 
-def _show(ftype: str, v: Any) -> Any:
+def _show(ftype: FieldType, v: Any) -> Any:
     return format_ms(v) if ftype == "timestamp" and isinstance(v, int) else v
 
 
-def _printable(row: Mapping[str, Any], types: Mapping[str, str]) -> dict[str, Any]:
+def _printable(row: Mapping[str, Any], types: Mapping[str, FieldType]) -> dict[str, Any]:
     return {c: _show(t, row.get(c)) for c, t in types.items()}
 
 

@@ -5,11 +5,15 @@ from __future__ import annotations
 from typing import Final
 
 from pyspark.sql.types import (
+    ArrayType,
     BinaryType,
     BooleanType,
     DataType,
+    DateType,
+    DecimalType,
     DoubleType,
     LongType,
+    MapType,
     StringType,
     StructField,
     StructType,
@@ -17,15 +21,31 @@ from pyspark.sql.types import (
 )
 
 from lakehouse_tables import columns
-from lakehouse_tables.declarations import FieldType, TableSpec
+from lakehouse_tables import types as T
+from lakehouse_tables.declarations import TableSpec
 
-SPARK_TYPES: Final[dict[FieldType, DataType]] = {
-    "string": StringType(),
-    "long": LongType(),
-    "double": DoubleType(),
-    "boolean": BooleanType(),
-    "timestamp": TimestampType(),
+SPARK_TYPES: Final[dict[T.Primitive, DataType]] = {
+    T.Primitive.STRING: StringType(),
+    T.Primitive.LONG: LongType(),
+    T.Primitive.DOUBLE: DoubleType(),
+    T.Primitive.BOOLEAN: BooleanType(),
+    T.Primitive.TIMESTAMP: TimestampType(),
+    T.Primitive.DATE: DateType(),
 }
+
+
+def spark_type(t: T.FieldType) -> DataType:
+    """The Spark type a declared type is written as (everything nullable, as JSON allows)."""
+    if isinstance(t, T.Primitive):
+        return SPARK_TYPES[t]
+    if isinstance(t, T.Decimal):
+        return DecimalType(t.precision, t.scale)
+    if isinstance(t, T.Struct):
+        return StructType([StructField(name, spark_type(ft)) for name, ft in t.fields])
+    if isinstance(t, T.Array):
+        return ArrayType(spark_type(t.element))
+    return MapType(StringType(), spark_type(t.value))
+
 
 # What the Kinesis source hands to foreachBatch.
 KINESIS_SCHEMA: Final = StructType(
@@ -57,7 +77,7 @@ QUARANTINE_SCHEMA: Final = StructType(
 
 def struct_type(spec: TableSpec) -> StructType:
     """The declared fields, typed, in declaration order (all nullable, as JSON allows)."""
-    return StructType([StructField(name, SPARK_TYPES[t]) for name, t in spec.schema.items()])
+    return StructType([StructField(name, spark_type(t)) for name, t in spec.schema.items()])
 
 
 def valid_row_type(spec: TableSpec) -> StructType:

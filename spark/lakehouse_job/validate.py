@@ -18,7 +18,7 @@ from pyspark.sql.types import (
 
 from lakehouse_job import envelope
 from lakehouse_job.envelope import CORRUPT, JSON_OPTIONS, Check
-from lakehouse_job.spark_schema import SPARK_TYPES
+from lakehouse_job.spark_schema import spark_type
 from lakehouse_job.timestamps import parse_iso_timestamp, utc_date_string
 from lakehouse_tables import columns, rules
 from lakehouse_tables.declarations import TableSpec
@@ -64,7 +64,7 @@ class SpecColumns:
     def parsed(self) -> Column:
         """The record parsed by this spec's schema; only evaluated for its own event type."""
         fields = [
-            StructField(name, StringType() if t == "timestamp" else SPARK_TYPES[t])
+            StructField(name, StringType() if t == "timestamp" else spark_type(t))
             for name, t in self.spec.schema.items()
         ]
         if self.spec.op_field is not None:

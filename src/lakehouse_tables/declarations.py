@@ -18,25 +18,25 @@ import yaml
 
 from lakehouse_tables.rules import MAX_MICROS, MIN_MICROS
 from lakehouse_tables.timestamps import parse_iso_micros
+from lakehouse_tables.types import IDENTIFIER, FieldType, TypeSyntaxError, parse_type
 
-FieldType = Literal["string", "long", "double", "boolean", "timestamp"]
+__all__ = ["FieldType"]  # the parsed type of a schema field (lakehouse_tables.types)
+
 TableType = Literal["COPY_ON_WRITE", "MERGE_ON_READ"]
 # How an entry's records are written: one flat JSON object each, or Debezium's JSON
 # change events (unwrapped by lakehouse_job.debezium).
 RecordFormat = Literal["json", "debezium"]
 RECORD_FORMATS: Final[frozenset[str]] = frozenset({"json", "debezium"})
 
-FIELD_TYPES: Final[frozenset[str]] = frozenset({"string", "long", "double", "boolean", "timestamp"})
 TABLE_TYPES: Final[frozenset[str]] = frozenset({"COPY_ON_WRITE", "MERGE_ON_READ"})
 
 # The declarations shipped with this package; $LAKEHOUSE_TABLES names another file.
 TABLES_YAML: Final[Path] = Path(__file__).resolve().parent / "tables.yaml"
 TABLES_ENV: Final = "LAKEHOUSE_TABLES"
 
-# Hive Metastore lower-cases identifiers and Trino matches them case-insensitively, so a
-# mixed-case column would be read back under another name; a leading underscore is kept
-# for the job's own columns (_op, _is_deleted, ...) and Hudi's (_hoodie_*).
-_IDENTIFIER: Final[re.Pattern[str]] = re.compile(r"^[a-z][a-z0-9_]*$")
+# types.IDENTIFIER: a leading underscore is kept for the job's own columns (_op,
+# _is_deleted, ...) and Hudi's (_hoodie_*).
+_IDENTIFIER: Final[re.Pattern[str]] = IDENTIFIER
 
 # The job reads event_type as text, and a non-string JSON value comes out as its JSON
 # text (1, true, {...}, [...], "Infinity" with quotes for 1e400); a declared name of
@@ -82,7 +82,8 @@ class TableSpec:
     event_type: str
     table: str
     # Read-only and in declaration order (column order of the written tables). Left out of
-    # the hash because a mapping proxy is unhashable; equality still compares it.
+    # the hash because a mapping proxy is unhashable; equality still compares it. Values
+    # are parsed types; a primitive equals its name (schema["amount"] == "double").
     schema: Mapping[str, FieldType] = field(hash=False)
     record_key: str
     precombine: str
@@ -330,12 +331,12 @@ def _schema(raw: object, where: str) -> dict[str, FieldType]:
     schema: dict[str, FieldType] = {}
     for name, type_name in raw.items():
         _identifier(name, f"{where}: schema field")
-        if type_name not in FIELD_TYPES:
+        try:
+            schema[name] = parse_type(type_name)
+        except TypeSyntaxError as exc:
             raise TablesConfigError(
-                f"{where}: schema field {name!r} has unknown type {type_name!r} "
-                f"(expected one of {', '.join(sorted(FIELD_TYPES))})"
-            )
-        schema[name] = cast(FieldType, type_name)
+                f"{where}: schema field {name!r} has type {type_name!r}: {exc}"
+            ) from None
     return schema
 
 
@@ -366,7 +367,7 @@ def _require_timestamp(schema: Mapping[str, FieldType], name: str, what: str, wh
 
 
 def _identifier(value: object, where: str) -> str:
-    if not isinstance(value, str) or not _IDENTIFIER.match(value):
+    if not isinstance(value, str) or not _IDENTIFIER.fullmatch(value):
         raise TablesConfigError(
             f"{where}: {value!r} is not a lower-case identifier ([a-z][a-z0-9_]*)"
         )

@@ -18,17 +18,36 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lakehouse_tables import columns
+from lakehouse_tables import types as T
 from lakehouse_tables.declarations import TableSpec, TableType
 
 VIEW_CATALOG = "hive"
 HUDI_CATALOG = "hudi"
-_TRINO_TYPES = {
-    "string": "varchar",
-    "long": "bigint",
-    "double": "double",
-    "boolean": "boolean",
-    "timestamp": "timestamp(6)",
+_TRINO_TYPES: dict[T.Primitive, str] = {
+    T.Primitive.STRING: "varchar",
+    T.Primitive.LONG: "bigint",
+    T.Primitive.DOUBLE: "double",
+    T.Primitive.BOOLEAN: "boolean",
+    T.Primitive.TIMESTAMP: "timestamp(6)",
+    T.Primitive.DATE: "date",
 }
+
+
+def trino_type(t: T.FieldType, timestamp: str = "timestamp(6)") -> str:
+    """Trino's name for a declared type; `timestamp` replaces timestamp at every level
+    (the raw JSON table reads timestamps as varchar)."""
+    if t == T.Primitive.TIMESTAMP:
+        return timestamp
+    if isinstance(t, T.Primitive):
+        return _TRINO_TYPES[t]
+    if isinstance(t, T.Decimal):
+        return f"decimal({t.precision},{t.scale})"
+    if isinstance(t, T.Struct):
+        fields = ", ".join(f"{name} {trino_type(ft, timestamp)}" for name, ft in t.fields)
+        return f"row({fields})"
+    if isinstance(t, T.Array):
+        return f"array({trino_type(t.element, timestamp)})"
+    return f"map(varchar, {trino_type(t.value, timestamp)})"
 
 
 @dataclass(frozen=True)
@@ -93,10 +112,7 @@ COMMIT_TIME = "_commit_time"
 
 def json_columns(spec: TableSpec) -> list[tuple[str, str]]:
     """The raw copy's columns as Trino reads them (parse.raw_rows writes these)."""
-    declared = [
-        (name, "varchar" if kind == "timestamp" else _TRINO_TYPES[kind])
-        for name, kind in spec.schema.items()
-    ]
+    declared = [(name, trino_type(kind, timestamp="varchar")) for name, kind in spec.schema.items()]
     return [
         *declared,
         (spec.partition_name, "varchar"),

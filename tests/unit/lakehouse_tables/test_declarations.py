@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from lakehouse_tables.declarations import TABLES_YAML, TablesConfigError, load_tables, parse_tables
+from lakehouse_tables.types import Decimal
 
 pytestmark = pytest.mark.unit
 
@@ -72,6 +73,30 @@ def test_project_tables_yaml_loads() -> None:
     assert orders.table_name("COPY_ON_WRITE") == "hudi_orders_cow"
 
 
+def test_richer_types_are_parsed_and_kept_in_order() -> None:
+    doc = copy.deepcopy(BASE)
+    _orders(doc)["schema"].update(
+        total="decimal(12, 2)",
+        items="array<struct<sku:string,qty:long,price:decimal(10,2)>>",
+        shipped_on="date",
+        tags="map<string, string>",
+    )
+
+    orders = parse_tables(yaml.safe_dump(doc, sort_keys=False))["orders"]
+
+    assert {name: str(t) for name, t in orders.schema.items()} == {
+        "order_id": "string",
+        "amount": "double",
+        "order_ts": "timestamp",
+        "total": "decimal(12,2)",
+        "items": "array<struct<sku:string,qty:long,price:decimal(10,2)>>",
+        "shipped_on": "date",
+        "tags": "map<string,string>",
+    }
+    assert orders.schema["total"] == Decimal(12, 2)
+    assert orders.schema["shipped_on"] == "date"
+
+
 def test_specs_are_immutable() -> None:
     orders = parse_tables(yaml.safe_dump(BASE))["orders"]
 
@@ -123,8 +148,43 @@ ORDERS = "event_types/orders"
 INVALID: list[tuple[str, Mutation, str]] = [
     (
         "unknown type",
+        _set(f"{ORDERS}/schema/amount", "money"),
+        "event_types.orders: schema field 'amount' has type 'money': unknown type 'money'",
+    ),
+    (
+        "decimal without precision",
         _set(f"{ORDERS}/schema/amount", "decimal"),
-        "event_types.orders: schema field 'amount' has unknown type 'decimal'",
+        "event_types.orders: schema field 'amount' has type 'decimal': ends where '(' was expected",
+    ),
+    (
+        "decimal scale above precision",
+        _set(f"{ORDERS}/schema/amount", "decimal(4,5)"),
+        "schema field 'amount' has type 'decimal(4,5)': decimal scale 5 is outside 0..4",
+    ),
+    (
+        "nested field of an unknown type",
+        _set(f"{ORDERS}/schema/amount", "array<struct<sku:string,qty:int>>"),
+        "schema field 'amount' has type 'array<struct<sku:string,qty:int>>': unknown type 'int'",
+    ),
+    (
+        "map keyed by a non-string",
+        _set(f"{ORDERS}/schema/amount", "map<long,string>"),
+        "key type must be string, found 'long'",
+    ),
+    (
+        "type not text",
+        _set(f"{ORDERS}/schema/amount", 12),
+        "schema field 'amount' has type 12: a type must be text",
+    ),
+    (
+        "decimal record key",
+        _set(f"{ORDERS}/schema/order_id", "decimal(10,0)"),
+        "record_key 'order_id' has type decimal(10,0), expected string or long",
+    ),
+    (
+        "date precombine",
+        _set(f"{ORDERS}/schema/order_ts", "date"),
+        "precombine 'order_ts' has type date, expected timestamp",
     ),
     (
         "record key not in schema",

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from lakehouse_tables.declarations import Tables, compared_columns, load_tables
+from lakehouse_tables.declarations import FieldType, Tables, compared_columns, load_tables
 from loadgen.ledger import expected_state
 from loadgen.timefmt import parse_iso_ms
 from loadgen.verify import column_types, diff_rows, verify_tables
@@ -34,7 +34,7 @@ def act_row(oid: str, amount: float, t: datetime) -> dict[str, Any]:
             "order_ts": t, "partition_date": t.date().isoformat()}  # fmt: skip
 
 
-def types(tables: Tables) -> dict[str, str]:
+def types(tables: Tables) -> dict[str, FieldType]:
     spec = tables["orders"]
     return column_types(spec, compared_columns(spec))
 
