@@ -21,6 +21,7 @@ event time, the op trimmed and lower-cased.
 from __future__ import annotations
 
 import base64
+import decimal
 import json
 import os
 from collections import Counter
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from lakehouse_tables import types as T
 from lakehouse_tables.declarations import FieldType, Tables, TableSpec
 from lakehouse_tables.rules import stream_position
 from loadgen.kinesis import PutResult
@@ -139,6 +141,14 @@ def normalize(ftype: FieldType, v: Any) -> Any:
     normalize_actual gives the same form for what Trino returns)."""
     if v is None:
         return None
+    if isinstance(ftype, T.Decimal):
+        return canonical_decimal(ftype, getattr(v, "text", None) or str(v))
+    if isinstance(ftype, T.Struct):
+        return {name: normalize(ft, v.get(name)) for name, ft in ftype.fields}
+    if isinstance(ftype, T.Array):
+        return [normalize(ftype.element, item) for item in v]
+    if isinstance(ftype, T.Map):
+        return {key: normalize(ftype.value, item) for key, item in v.items()}
     if ftype == "timestamp":
         micros = parse_iso_micros(v)
         return None if micros is None else micros // 1000  # floored, as verify truncates
@@ -150,6 +160,13 @@ def normalize(ftype: FieldType, v: Any) -> Any:
         # A lone surrogate (JSON "\ud800") becomes '?' when the job encodes it as UTF-8.
         return str(v).encode("utf-8", "replace").decode("utf-8")
     return v
+
+
+def canonical_decimal(t: T.Decimal, text: str) -> str:
+    """A decimal's value at its declared scale, as text ('1234.50'); rounded half up, as
+    the job reads a nested decimal (a top-level one must fit exactly)."""
+    step = decimal.Decimal(1).scaleb(-t.scale)
+    return str(decimal.Decimal(text).quantize(step, rounding=decimal.ROUND_HALF_UP))
 
 
 def expected_row(spec: TableSpec, ev: dict[str, Any]) -> dict[str, Any]:

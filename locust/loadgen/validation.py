@@ -11,13 +11,17 @@ digits, and the whole text must be one object (json.loads already rejects traili
 
 from __future__ import annotations
 
+import decimal
 import json
 import math
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import date
 from typing import Any, Final
 
+from lakehouse_tables import types as T
 from lakehouse_tables.declarations import FieldType, Tables, TableSpec
 from lakehouse_tables.rules import (
     DEFAULT_OP,
@@ -38,6 +42,9 @@ from lakehouse_tables.rules import (
     WRONG_TYPES,
 )
 from loadgen.timefmt import parse_iso_micros
+
+_ISO_DATE: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_WIDE: Final = decimal.Context(prec=1000)  # quantize exactly whatever the digits
 
 _SHALLOW: Final = 100  # brackets that json.loads can always nest, whatever the stack
 _LONG_MIN: Final = -(2**63)
@@ -132,7 +139,14 @@ def _check_fields(event: dict[str, Any], spec: TableSpec) -> str | None:
 
 
 def type_ok(field_type: FieldType, value: Any) -> bool:
-    """A present, non-null value of a string/long/double/boolean field (rule 9)."""
+    """A present, non-null value of a declared field of a type other than timestamp
+    (rule 9): as lakehouse_job.validate reads it."""
+    if isinstance(field_type, T.Decimal):
+        return decimal_fits(field_type, value)
+    if field_type == "date":
+        return isinstance(value, str) and _date_ok(value)
+    if T.is_nested(field_type):
+        return _shape_ok(field_type, value)
     if field_type == "string":
         return isinstance(value, str)
     if field_type == "boolean":
@@ -145,6 +159,54 @@ def type_ok(field_type: FieldType, value: Any) -> bool:
         return math.isfinite(float(value))
     except OverflowError:
         return False
+
+
+def decimal_fits(t: T.Decimal, value: Any, rounded: bool = False) -> bool:
+    """A JSON number or numeric string the declared decimal holds exactly: no more decimal
+    places than its scale, no more integer digits than precision - scale. `rounded`: as a
+    nested decimal is read, rounded half up to the scale first."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return False
+    try:
+        number = decimal.Decimal(getattr(value, "text", None) or str(value))
+    except decimal.InvalidOperation:
+        return False
+    if not number.is_finite():
+        return False
+    step = decimal.Decimal(1).scaleb(-t.scale)
+    exact = number.quantize(step, rounding=decimal.ROUND_HALF_UP, context=_WIDE)
+    return (rounded or exact == number) and abs(exact) < decimal.Decimal(10) ** t.integer_digits
+
+
+def _date_ok(text: str) -> bool:
+    if not _ISO_DATE.fullmatch(text):
+        return False
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _shape_ok(t: T.FieldType, value: Any) -> bool:
+    """A nested value of the declared shape; JSON null anywhere inside is allowed. A nested
+    string takes any JSON scalar (Spark renders it as its text), a nested timestamp a
+    string, a nested decimal is rounded to its scale (Spark's from_json does so)."""
+    if value is None:
+        return True
+    if isinstance(t, T.Struct):
+        return isinstance(value, dict) and all(_shape_ok(ft, value.get(n)) for n, ft in t.fields)
+    if isinstance(t, T.Array):
+        return isinstance(value, list) and all(_shape_ok(t.element, v) for v in value)
+    if isinstance(t, T.Map):
+        return isinstance(value, dict) and all(_shape_ok(t.value, v) for v in value.values())
+    if t == "string":
+        return not isinstance(value, dict | list)
+    if t == "timestamp":
+        return isinstance(value, str)
+    if isinstance(t, T.Decimal):
+        return decimal_fits(t, value, rounded=True)
+    return type_ok(t, value)
 
 
 def _object(pairs: list[tuple[str, Any]]) -> _Object:
@@ -163,6 +225,13 @@ def _int(text: str) -> int:
     return int(text)
 
 
+class _Number(float):
+    """A JSON number with a fraction or exponent that keeps its text: a decimal field is
+    checked on the digits sent, not on their nearest double."""
+
+    text: str
+
+
 def _float(text: str) -> float:
     # Jackson counts integer, fraction and exponent digits, and no digit for a lone 0.
     mantissa, _, exponent = text.lstrip("-").lower().partition("e")
@@ -170,7 +239,9 @@ def _float(text: str) -> float:
     digits = (0 if integer == "0" else len(integer)) + len(fraction) + len(exponent.lstrip("+-"))
     if digits > MAX_NUMBER_DIGITS:
         raise _Rejected("number too long")
-    return float(text)
+    number = _Number(text)
+    number.text = text
+    return number
 
 
 @contextmanager

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
+from lakehouse_tables import types as T
 from lakehouse_tables.declarations import FieldType, Tables, TableSpec, compared_columns
 from lakehouse_tables.types import Primitive
-from loadgen.ledger import expected_state, key_prefixes, read_ledger
+from loadgen.ledger import canonical_decimal, expected_state, key_prefixes, read_ledger
 from loadgen.timefmt import datetime_to_ms, format_ms, parse_iso_ms
 
 # --------------------------------------------------------------------------- pure diff
@@ -26,6 +27,17 @@ def normalize_actual(ftype: FieldType, v: Any) -> Any:
     ms, truncated to millisecond precision; naive datetimes are UTC)."""
     if v is None:
         return None
+    if isinstance(ftype, T.Decimal):
+        return canonical_decimal(ftype, str(v))
+    if isinstance(ftype, T.Struct):
+        # Trino returns a row as a tuple (the client's NamedRowTuple), not by name.
+        names = [name for name, _ in ftype.fields]
+        values = v if isinstance(v, dict) else dict(zip(names, v, strict=True))
+        return {name: normalize_actual(ft, values.get(name)) for name, ft in ftype.fields}
+    if isinstance(ftype, T.Array):
+        return [normalize_actual(ftype.element, item) for item in v]
+    if isinstance(ftype, T.Map):
+        return {key: normalize_actual(ftype.value, item) for key, item in v.items()}
     if ftype == "timestamp":
         if isinstance(v, datetime):
             return datetime_to_ms(v)

@@ -39,6 +39,17 @@ def parse_iso_timestamp(raw: Column) -> Column:
     return F.when(raw.rlike(ISO_TIMESTAMP_REGEX), F.when(in_range, ts))
 
 
+ISO_DATE_REGEX: Final = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}\z"
+
+
+def parse_iso_date(raw: Column) -> Column:
+    """The date `raw` names (yyyy-MM-dd exactly), or null; try_to_timestamp so that
+    2026-02-30 gives null, not an error."""
+    return F.when(
+        raw.rlike(ISO_DATE_REGEX), F.to_date(F.try_to_timestamp(raw, F.lit("yyyy-MM-dd")))
+    )
+
+
 def utc_date_string(ts: Column) -> Column:
     """yyyy-MM-dd of the UTC day containing `ts`.
 

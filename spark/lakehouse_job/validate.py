@@ -10,6 +10,7 @@ from pyspark.sql.types import (
     ArrayType,
     BooleanType,
     DataType,
+    DecimalType,
     DoubleType,
     StringType,
     StructField,
@@ -19,8 +20,9 @@ from pyspark.sql.types import (
 from lakehouse_job import envelope
 from lakehouse_job.envelope import CORRUPT, JSON_OPTIONS, Check
 from lakehouse_job.spark_schema import spark_type
-from lakehouse_job.timestamps import parse_iso_timestamp, utc_date_string
+from lakehouse_job.timestamps import parse_iso_date, parse_iso_timestamp, utc_date_string
 from lakehouse_tables import columns, rules
+from lakehouse_tables import types as T
 from lakehouse_tables.declarations import TableSpec
 
 # from_json renders a non-string JSON value in a string field as its JSON text, so 42 and
@@ -39,6 +41,21 @@ _PROBES: Final[tuple[tuple[str, str, DataType], ...]] = (
 )
 
 
+_READ_AS_TEXT: Final = (T.Primitive.STRING, T.Primitive.TIMESTAMP, T.Primitive.DATE)
+
+
+def _parsed_type(t: T.FieldType) -> DataType:
+    """The type from_json reads a declared field with: timestamps and dates as text (their
+    own strict parsers follow), a decimal with the declared integer digits and every other
+    digit after the point, so that a value with more places than declared is seen, not
+    rounded; the rest as declared."""
+    if t in (T.Primitive.TIMESTAMP, T.Primitive.DATE):
+        return StringType()
+    if isinstance(t, T.Decimal):
+        return DecimalType(T.MAX_DECIMAL_PRECISION, T.MAX_DECIMAL_PRECISION - t.integer_digits)
+    return spark_type(t)
+
+
 class SpecColumns:
     """Column expressions for one event type over the envelope stage's columns.
 
@@ -51,9 +68,9 @@ class SpecColumns:
         suffix = spec.event_type.encode("utf-8").hex()
         self.fields_col = f"__fields_{suffix}"
         self.raw_col = f"__raw_{suffix}"
-        # Types JSON cannot carry as-is are read as strings and checked here; the rest
-        # are parsed by from_json, which flags a value of the wrong JSON type.
-        self._typed = [n for n, t in spec.schema.items() if t not in ("string", "timestamp")]
+        # Types JSON cannot carry as-is (timestamps, dates) are read as strings and checked
+        # here; the rest are parsed by from_json, which flags a value of the wrong JSON type.
+        self._typed = [n for n, t in spec.schema.items() if t not in _READ_AS_TEXT]
         # Timestamps need no probe: no non-string JSON text matches the ISO pattern.
         self._strings = [n for n, t in spec.schema.items() if t == "string"]
         self.probe_cols = {name: f"__probe_{name}_{suffix}" for name, _, _ in _PROBES}
@@ -63,10 +80,7 @@ class SpecColumns:
 
     def parsed(self) -> Column:
         """The record parsed by this spec's schema; only evaluated for its own event type."""
-        fields = [
-            StructField(name, StringType() if t == "timestamp" else spark_type(t))
-            for name, t in self.spec.schema.items()
-        ]
+        fields = [StructField(name, _parsed_type(t)) for name, t in self.spec.schema.items()]
         if self.spec.op_field is not None:
             fields.append(StructField(self.spec.op_field, StringType()))
         fields.append(StructField(CORRUPT, StringType()))
@@ -130,6 +144,10 @@ class SpecColumns:
             elif type_name == "string":
                 wrong = F.lit(f"{rules.WRONG_TYPE_REASON} {name}: expected string")
                 found.append((self._not_a_string(name), wrong))
+            elif type_name == "date":
+                invalid = self._present(name) & self.date(name).isNull()
+                wrong = F.lit(f"{rules.WRONG_TYPE_REASON} {name}: expected date (yyyy-MM-dd)")
+                found.append((invalid, wrong))
             elif name in self._typed:
                 wrong = self._present(name) & self._value(name).isNull()
                 expected = f"{rules.WRONG_TYPE_REASON} {name}: expected {type_name}"
@@ -138,6 +156,14 @@ class SpecColumns:
                     # Jackson turns 1e400 into Infinity; Trino and aggregates choke on it.
                     infinite = self._value(name).isin(float("inf"), float("-inf"))
                     found.append((infinite, F.lit(f"{rules.OUT_OF_RANGE_REASON} {name}")))
+                if isinstance(type_name, T.Decimal):
+                    # Read with more decimal places than declared (_parsed_type): a value
+                    # the declared scale would round, or that rounding would overflow.
+                    wide = self._value(name)
+                    exact = wide.cast(DecimalType(type_name.precision, type_name.scale))
+                    inexact = wide.isNotNull() & (exact.isNull() | (exact != wide))
+                    reason = f"{rules.OUT_OF_RANGE_REASON} {name}: does not fit {type_name} exactly"
+                    found.append((inexact, F.lit(reason)))
         if spec.op_field is not None:
             raw_op = self._value(spec.op_field)
             invalid_op = raw_op.isNotNull() & ~self._normalised_op().isin(*rules.OPS)
@@ -148,10 +174,7 @@ class SpecColumns:
     def output(self) -> list[Column]:
         """Typed declared fields, the partition column and _op / _is_deleted."""
         spec = self.spec
-        declared = [
-            (self.timestamp(name) if t == "timestamp" else self._value(name)).alias(name)
-            for name, t in spec.schema.items()
-        ]
+        declared = [self._typed_value(name, t).alias(name) for name, t in spec.schema.items()]
         op = self._normalised_op()
         return [
             *declared,
@@ -162,6 +185,18 @@ class SpecColumns:
 
     def timestamp(self, name: str) -> Column:
         return parse_iso_timestamp(self._value(name))
+
+    def date(self, name: str) -> Column:
+        return parse_iso_date(self._value(name))
+
+    def _typed_value(self, name: str, t: T.FieldType) -> Column:
+        if t == "timestamp":
+            return self.timestamp(name)
+        if t == "date":
+            return self.date(name)
+        if isinstance(t, T.Decimal):
+            return self._value(name).cast(DecimalType(t.precision, t.scale))
+        return self._value(name)
 
     def _normalised_op(self) -> Column:
         if self.spec.op_field is None:

@@ -18,7 +18,6 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
-from decimal import Decimal
 from pathlib import Path
 from typing import Any, Final
 
@@ -199,13 +198,14 @@ def captured_table(spec: TableSpec) -> str:
 
 
 def _normalised(value: Any) -> Any:
-    """One form for a value from PostgreSQL or Trino: instants as UTC micros, numbers as
-    doubles (numeric travels as a double: decimal.handling.mode=double)."""
+    """One form for a value from PostgreSQL or Trino: instants as UTC micros, integers as
+    doubles; a numeric stays a Decimal, compared exactly (decimal.handling.mode=string
+    carries its digits, the tables file declares it decimal(p,s))."""
     if isinstance(value, datetime):
         aware = value if value.tzinfo else value.replace(tzinfo=UTC)
         delta = aware - datetime(1970, 1, 1, tzinfo=UTC)
         return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-    if isinstance(value, Decimal | int) and not isinstance(value, bool):
+    if isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if isinstance(value, float) and math.isnan(value):
         return "NaN"

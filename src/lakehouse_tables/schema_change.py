@@ -30,19 +30,11 @@ from typing import Final, Literal
 
 from lakehouse_tables import columns
 from lakehouse_tables.declarations import TableSpec, TableType
+from lakehouse_tables.types import spark_simple
 
 ChangeKind = Literal[
     "new table", "add", "widen", "drop", "retype", "record key", "precombine", "table type"
 ]
-
-# Declared type -> Spark's simple type string (what the job writes for it).
-DECLARED_TO_SPARK: Final[Mapping[str, str]] = {
-    "string": "string",
-    "long": "bigint",
-    "double": "double",
-    "boolean": "boolean",
-    "timestamp": "timestamp",
-}
 
 # old -> the types it may become. Only what every part accepts: Hudi 0.15's metastore sync
 # changes a column's type only from int to bigint and from float to double
@@ -100,7 +92,7 @@ def row_columns(spec: TableSpec) -> list[tuple[str, str]]:
     order: the declared fields, the partition column, then the job's own columns
     (lakehouse_job.spark_schema.valid_row_type is the same list as Spark types)."""
     return [
-        *((name, DECLARED_TO_SPARK[kind]) for name, kind in spec.schema.items()),
+        *((name, spark_simple(kind)) for name, kind in spec.schema.items()),
         (spec.partition_name, "string"),
         (columns.OP, "string"),
         (columns.IS_DELETED, "boolean"),

@@ -121,6 +121,31 @@ def parse_type(text: object) -> FieldType:
     return parsed
 
 
+_SPARK_NAMES: Final[dict[Primitive, str]] = {
+    Primitive.STRING: "string",
+    Primitive.LONG: "bigint",
+    Primitive.DOUBLE: "double",
+    Primitive.BOOLEAN: "boolean",
+    Primitive.TIMESTAMP: "timestamp",
+    Primitive.DATE: "date",
+}
+
+
+def spark_simple(t: FieldType) -> str:
+    """Spark's simpleString of the type a declared type is written as (bigint for long,
+    struct<a:string,...>): what lakehouse_tables.schema_change compares with the table's
+    stored schema."""
+    if isinstance(t, Primitive):
+        return _SPARK_NAMES[t]
+    if isinstance(t, Decimal):
+        return str(t)
+    if isinstance(t, Struct):
+        return "struct<" + ",".join(f"{name}:{spark_simple(ft)}" for name, ft in t.fields) + ">"
+    if isinstance(t, Array):
+        return f"array<{spark_simple(t.element)}>"
+    return f"map<string,{spark_simple(t.value)}>"
+
+
 def is_nested(t: FieldType) -> bool:
     return isinstance(t, Struct | Array | Map)
 

@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ def order_row(order_id: int, **overrides: Any) -> dict[str, Any]:
     row = {
         "order_id": order_id,
         "customer_id": 7,
-        "amount": 19.99,
+        "amount": "19.99",  # decimal.handling.mode=string: numeric's exact digits
         "status": "placed",
         "placed_at": "2025-11-24T15:59:59.5Z",
         "updated_at": "2025-11-24T16:00:00.123456Z",
@@ -242,7 +243,7 @@ def test_create_with_schema_reads_after_and_the_source_block(collected: Collecte
     assert {k: row[k] for k in ("order_id", "customer_id", "amount", "status")} == {
         "order_id": 1,
         "customer_id": 7,
-        "amount": 19.99,
+        "amount": Decimal("19.99"),
         "status": "placed",
     }
     assert row["placed_at"] == micros("2025-11-24T15:59:59.5+00:00")

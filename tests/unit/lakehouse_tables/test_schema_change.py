@@ -22,6 +22,7 @@ from lakehouse_tables.schema_change import (
     table_type_changes,
     widens,
 )
+from lakehouse_tables.types import parse_type
 
 pytestmark = pytest.mark.unit
 
@@ -39,8 +40,8 @@ def stored(spec: TableSpec = ORDERS, **overrides: object) -> StoredTable:
     return replace(table, **overrides)  # type: ignore[arg-type]
 
 
-def with_schema(spec: TableSpec, schema: Mapping[str, str]) -> TableSpec:
-    return replace(spec, schema=schema)  # type: ignore[arg-type]
+def with_schema(spec: TableSpec, schema: Mapping[str, object]) -> TableSpec:
+    return replace(spec, schema={name: parse_type(t) for name, t in schema.items()})
 
 
 def test_an_unchanged_declaration_plans_no_change() -> None:
@@ -163,3 +164,56 @@ def test_the_stored_state_is_read_from_properties_and_the_newest_commit_with_a_s
     )
     assert (table.record_key, table.precombine) == ("order_id", "ts")
     assert avro_to_spark("double") == "double"
+
+
+def nullable(avro: object) -> list[object]:
+    return ["null", avro]
+
+
+# Each declared type with the Avro Hudi 0.15 stores for it (Spark's schema converter:
+# nullable unions, named nested records, decimals as fixed with their logical type).
+STORED_AVRO: dict[str, object] = {
+    "decimal(12,2)": {
+        "type": "fixed",
+        "name": "fixed",
+        "namespace": "hoodie.t.t_record.amount",
+        "size": 6,
+        "logicalType": "decimal",
+        "precision": 12,
+        "scale": 2,
+    },
+    "date": {"type": "int", "logicalType": "date"},
+    "struct<id:string,reading:double>": {
+        "type": "record",
+        "name": "device",
+        "namespace": "hoodie.t.t_record",
+        "fields": [
+            {"name": "id", "type": nullable("string"), "default": None},
+            {"name": "reading", "type": nullable("double"), "default": None},
+        ],
+    },
+    "array<struct<sku:string,qty:long>>": {
+        "type": "array",
+        "items": nullable(
+            {
+                "type": "record",
+                "name": "items",
+                "fields": [
+                    {"name": "sku", "type": nullable("string")},
+                    {"name": "qty", "type": nullable("long")},
+                ],
+            }
+        ),
+    },
+    "map<string,timestamp>": {
+        "type": "map",
+        "values": nullable({"type": "long", "logicalType": "timestamp-micros"}),
+    },
+}
+
+
+@pytest.mark.parametrize("declared", sorted(STORED_AVRO))
+def test_a_declared_type_plans_unchanged_against_what_hudi_stored_for_it(declared: str) -> None:
+    spec = with_schema(ORDERS, {**ORDERS.schema, "extra": declared})
+    wanted = dict(row_columns(spec))["extra"]
+    assert wanted == avro_to_spark(nullable(STORED_AVRO[declared]))

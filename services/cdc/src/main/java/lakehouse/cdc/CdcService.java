@@ -74,8 +74,9 @@ public final class CdcService {
     p.setProperty("publication.name", env(env, "CDC_SLOT"));
     p.setProperty("publication.autocreate.mode", "filtered");
     p.setProperty("snapshot.mode", env.getOrDefault("CDC_SNAPSHOT_MODE", "initial"));
-    // numeric as a JSON number (the default is a base64 BigDecimal the job cannot read).
-    p.setProperty("decimal.handling.mode", "double");
+    // numeric as its exact text ("19.99"), which a decimal(p,s) field of the tables file
+    // reads without rounding (the default is a base64 BigDecimal; double would round).
+    p.setProperty("decimal.handling.mode", "string");
     // Kinesis has no log compaction: a tombstone would only be a record to skip.
     p.setProperty("tombstones.on.delete", "false");
     // Debezium's default, named here because the job quarantines rows that carry it
