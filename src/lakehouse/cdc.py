@@ -58,6 +58,9 @@ def conninfo(settings: Settings, database: str | None = None) -> str:
         f"host={settings['CDC_PG_HOST']} port={settings['CDC_PG_PORT']} "
         f"dbname={database or settings['CDC_PG_DATABASE']} user={settings['CDC_PG_USER']} "
         f"password={settings['CDC_PG_PASSWORD']} connect_timeout=5"
+        # Text as str whatever the database's encoding: psycopg returns bytes from a
+        # SQL_ASCII database (the compose stand-in image's initdb default).
+        " client_encoding=UTF8"
     )
 
 
