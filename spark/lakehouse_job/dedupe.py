@@ -31,18 +31,18 @@ def dedupe(rows: DataFrame, spec: TableSpec) -> DataFrame:
     on different event days are one record, whichever partition it ends up in.
     """
     payload = F.struct(*[F.col(name) for name in rows.columns])
-    # max() over a struct compares field by field: one hash aggregation, no sort, unlike a
-    # row_number() window. Precombine and key are never null in valid rows.
+    # max_by: the row of the greatest ordering, without comparing the rows themselves
+    # (max over a struct holding them failed on map columns, which have no order).
+    # Precombine and key are never null in valid rows; positions never repeat.
     ordering = F.struct(
         F.col(spec.precombine).alias("precombine"),
         F.col(columns.INGEST_SHARD).alias("shard"),
         F.length(F.col(columns.INGEST_SEQ)).alias("seq_length"),
         F.col(columns.INGEST_SEQ).alias("seq"),
         F.col(columns.INGEST_SUBSEQ).alias("subseq"),
-        payload.alias("row"),
     )
     return (
         rows.groupBy(F.col(spec.record_key).alias("__key"))
-        .agg(F.max(ordering).alias(_WINNER))
-        .select(f"{_WINNER}.row.*")
+        .agg(F.max_by(payload, ordering).alias(_WINNER))
+        .select(f"{_WINNER}.*")
     )

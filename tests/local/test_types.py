@@ -58,8 +58,8 @@ def test_decimals_dates_and_nested_values_read_back_exactly(run: Run, tmp_path: 
     want = expected()
     db = run.database
     assert read(run, "FROM invoices", "hive") == want, "live view"
-    assert read(run, f"FROM hudi.{db}.hudi_invoices_cow", "hudi") == want, "CoW"
-    assert read(run, f"FROM hudi.{db}.hudi_invoices_mor_ro", "hudi") == want, "MoR _ro"
+    assert read(run, f"FROM hudi.{db}.invoices_cow", "hudi") == want, "CoW"
+    assert read(run, f"FROM hudi.{db}.invoices_mor_ro", "hudi") == want, "MoR _ro"
     raw = read(run, "FROM invoices_json", "hive")
     assert raw == want, "the raw JSON table reads the declared types too"
 
