@@ -142,3 +142,24 @@ def run(stack: Stack, tmp_path: Path) -> Iterator[Run]:
     client = r.kinesis()
     with contextlib.suppress(client.exceptions.ResourceNotFoundException):  # a test's own
         client.delete_stream(StreamName=r.stream, EnforceConsumerDeletion=True)
+
+
+# pytest-xdist hands tests out in collection order, and a worker that runs out of tests
+# idles until the other's last one ends: the longest modules go first, so that the short
+# ones fill in beside them at the end (measured: a 6-minute crash-point test handed out
+# last left the other worker idle for 5.6 minutes). Relative order within a module is kept.
+_LONG_FIRST: dict[str, int] = {
+    "test_crash_points.py": 9,
+    "test_faults.py": 8,
+    "test_cdc_faults.py": 7,
+    "test_kpl.py": 6,
+    "test_kinesis_faults.py": 5,
+    "test_pipeline.py": 4,
+    "test_cdc.py": 3,
+    "test_notebooks.py": 2,
+    "test_hudi_rs.py": 1,
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: -_LONG_FIRST.get(item.path.name, 0))
