@@ -111,7 +111,7 @@ class Lakehouse:
         cursor.fetchall()
 
     def wait_for(
-        self, what: str, check: Callable[[], Any], timeout_s: float = 180, every_s: float = 2
+        self, what: str, check: Callable[[], Any], timeout_s: float = 300, every_s: float = 2
     ) -> Any:
         """Call `check` until it returns something true; that value, or TimeoutError."""
         deadline = time.monotonic() + timeout_s
@@ -125,7 +125,7 @@ class Lakehouse:
             time.sleep(every_s)
         raise TimeoutError(f"waited {timeout_s:.0f}s for {what}; last error: {last_error}")
 
-    def wait_for_rows(self, query: str, expected: int, timeout_s: float = 180) -> float:
+    def wait_for_rows(self, query: str, expected: int, timeout_s: float = 300) -> float:
         """Wait until `query` (a count) returns `expected`; the seconds it took."""
         started = time.monotonic()
         self.wait_for(
@@ -155,7 +155,7 @@ class Lakehouse:
                     problems.append(f"{key}.{column}: expected {want!r}, got {got!r}")
         return problems
 
-    def wait_until_live(self, sent: Sent, timeout_s: float = 180) -> float:
+    def wait_until_live(self, sent: Sent, timeout_s: float = 300) -> float:
         """Wait until the live view shows exactly what `sent` should leave; seconds taken."""
         started = time.monotonic()
         self.wait_for(

@@ -29,7 +29,14 @@ def start_queries(
     sink: SinkSettings,
     checkpoint: str,
     trigger_seconds: float,
+    available_now: bool = False,
 ) -> list[StreamingQuery]:
+    """One query per Hudi table; `available_now`: each drains the stream and stops."""
+    trigger = (
+        {"availableNow": True}
+        if available_now
+        else {"processingTime": f"{trigger_seconds} seconds"}
+    )
     classified = classify(source, specs)
     queries = []
     for event_type, spec in specs.items():
@@ -50,7 +57,7 @@ def start_queries(
                 .option("checkpointLocation", f"{checkpoint.rstrip('/')}/{name}")
                 .queryName(f"{event_type}:{name}")
                 .outputMode("append")
-                .trigger(processingTime=f"{trigger_seconds} seconds")
+                .trigger(**trigger)
                 .start(table_path(sink, spec, table_type))
             )
     return queries
@@ -64,8 +71,9 @@ def run(
     checkpoint: str,
     trigger_seconds: float,
     metrics_file: str | None,
+    available_now: bool = False,
 ) -> list[StreamingQuery]:
-    queries = start_queries(source, specs, sink, checkpoint, trigger_seconds)
+    queries = start_queries(source, specs, sink, checkpoint, trigger_seconds, available_now)
     if metrics_file:
         spark.streams.addListener(ProgressLog(metrics_file, counting_query=queries[0].name))
     return queries

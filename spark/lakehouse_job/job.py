@@ -33,14 +33,7 @@ from lakehouse_job.parse import REASON, split_batch
 from lakehouse_job.progress import ProgressLog
 from lakehouse_job.query_views import QueryViews, query_objects, trino_executor
 from lakehouse_job.schema_evolution import plan_tables
-from lakehouse_job.source_streams import (
-    StreamListError,
-    StreamsChanged,
-    check_same_streams,
-    checkpoint_streams,
-    parse_stream_list,
-    union_all,
-)
+from lakehouse_job.source_streams import StreamListError, parse_stream_list
 from lakehouse_job.status import LagListener, StatusFile
 from lakehouse_job.table_recovery import clear_unfinished_tables, has_commit, timeline_files
 from lakehouse_job.writer_lock import WriterLock, WriterLockError
@@ -76,8 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--stream",
         type=_stream_list_arg,
         default=_env("KINESIS_STREAM_NAME", "events"),
-        help="the Kinesis stream, or several separated by commas (one source each; a "
-        "checkpoint keeps their order)",
+        help="the Kinesis stream, or several separated by commas (a stream added later is "
+        "read from its trim horizon; one left out keeps its position in the checkpoint)",
     )
     p.add_argument(
         "--kinesis-endpoint",
@@ -384,20 +377,17 @@ def existing_mor_tables(
 
 
 def kinesis_stream(spark: SparkSession, args: argparse.Namespace) -> DataFrame:
-    """One Kinesis source per stream of --stream, unioned (source_streams)."""
-    frames = []
-    for stream in parse_stream_list(args.stream):
-        reader = (
-            spark.readStream.format("kinesis")
-            .option("streamName", stream)
-            .option("region", args.region)
-            .option("startingPosition", args.starting_position)
-            .option("maxRecordsPerShard", str(args.max_records_per_shard))
-        )
-        if args.kinesis_endpoint:
-            reader = reader.option("endpointUrl", args.kinesis_endpoint)
-        frames.append(reader.load())
-    return union_all(frames)
+    """One Kinesis source for every stream of --stream (source_streams)."""
+    reader = (
+        spark.readStream.format("kinesis")
+        .option("streamName", ",".join(parse_stream_list(args.stream)))
+        .option("region", args.region)
+        .option("startingPosition", args.starting_position)
+        .option("maxRecordsPerShard", str(args.max_records_per_shard))
+    )
+    if args.kinesis_endpoint:
+        reader = reader.option("endpointUrl", args.kinesis_endpoint)
+    return reader.load()
 
 
 def build_session(args: argparse.Namespace) -> SparkSession:
@@ -478,12 +468,9 @@ def run(args: argparse.Namespace) -> int:
     if args.writer == "hudi-streaming-sink":
         return _run_hudi_streaming_sink(spark, args, specs, sink, stop)
     try:
-        recorded = checkpoint_streams(spark, args.checkpoint)
-        if recorded is not None:
-            check_same_streams(args.checkpoint, recorded, parse_stream_list(args.stream))
         clear_unfinished_tables(spark, hudi_table_paths(specs, sink))
         plans = plan_tables(spark, specs, sink, args.tables)
-    except (SchemaChangeRefused, StreamsChanged) as refused:
+    except SchemaChangeRefused as refused:
         return _refuse(spark, stop, str(refused))
     writer = BatchWriter(
         specs,
@@ -581,9 +568,13 @@ def _run_hudi_streaming_sink(
         args.checkpoint,
         args.trigger_seconds,
         args.metrics_file,
+        args.available_now,
     )
     log.info("streaming from %s into %s with Hudi's streaming sink", args.stream, args.warehouse)
-    while all(q.isActive for q in queries) and not stop.requested:
+    # Under --available-now each query stops once it has drained the stream; otherwise
+    # one query ending (failed) ends the run.
+    running = any if args.available_now else all
+    while running(q.isActive for q in queries) and not stop.requested:
         time.sleep(1)
     for query in queries:
         _stop_between_batches(query)

@@ -55,7 +55,8 @@ class LagListener(StreamingQueryListener):
 
 def source_lag(progress: dict[str, Any] | None) -> dict[str, Any] | None:
     """The Kinesis sources' lag from a query's last progress (their ReportsSourceMetrics):
-    the largest of the streams', and the shards behind in all of them."""
+    the largest of the streams', the shards behind in all of them, and the streams that
+    do not exist (read on their own once they do)."""
     if not progress:
         return None
     reported = [
@@ -65,8 +66,12 @@ def source_lag(progress: dict[str, Any] | None) -> dict[str, Any] | None:
     ]
     if not reported:
         return None
+    missing = sorted(
+        {name for m in reported for name in (m.get("missingStreams") or "").split(",") if name}
+    )
     return {
         "batch_id": progress.get("batchId"),
         "max_millis_behind_latest": max(int(m["maxMillisBehindLatest"]) for m in reported),
         "shards_with_lag": sum(int(m.get("shardsWithLag", 0)) for m in reported),
+        "missing_streams": missing,
     }

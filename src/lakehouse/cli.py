@@ -319,6 +319,9 @@ def cmd_bench(settings: Settings, args: argparse.Namespace) -> int:
         commit_cost=args.commit_cost or args.commit_cost_only,
         commit_sizes=ints(args.commit_sizes),
         commit_batch=args.commit_batch,
+        drain_events=args.drain_events,
+        repeat=args.repeat,
+        max_records_per_shard=args.max_records_per_shard,
         json_path=Path(args.json) if args.json else None,
     )
     return run_bench(settings, options, _say)
@@ -468,6 +471,17 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--commit-sizes", default="10000,100000,1000000")
     p.add_argument("--commit-batch", type=int, default=10_000)
     p.add_argument("--job-args", default="", help='extra job options, e.g. "--trigger-seconds 4"')
+    p.add_argument(
+        "--drain-events",
+        type=int,
+        default=0,
+        help="drain mode: fill a stream with this many orders first, then each profile "
+        "drains it alone (--available-now), --repeat times interleaved",
+    )
+    p.add_argument("--repeat", type=int, default=3, help="drain mode: runs per profile")
+    p.add_argument(
+        "--max-records-per-shard", type=int, default=2_500, help="drain mode: batch size per shard"
+    )
     p.add_argument("--json", help="also write the summary here")
 
 

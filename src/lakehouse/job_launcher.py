@@ -8,11 +8,11 @@ and gets the jars from the cache.
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 
 from lakehouse import installers
@@ -109,32 +109,35 @@ def default_job_args(settings: Settings, tables: Tables | None = None) -> list[s
     """The streams `tables` reads and the checkpoint of their current incarnations.
 
     Local Kinesis engines keep streams in memory: after `down`/`up` a stream is new and
-    the old checkpoint's shard ids and sequence numbers mean nothing. Keying the
-    checkpoint by the streams and their creation times starts a fresh one then (at
-    TRIM_HORIZON; the Hudi upserts make re-reading harmless), and when the list of streams
-    changes, which a checkpoint cannot follow (lakehouse_job.source_streams). `tables`:
-    the job's tables file ($LAKEHOUSE_TABLES, else the packaged one, as the job's)."""
+    the old checkpoint's shard ids and sequence numbers mean nothing. The checkpoint is
+    named after the oldest stream the job reads, with its creation time: recreated
+    streams start a fresh one (at TRIM_HORIZON; the Hudi upserts make re-reading
+    harmless), while a stream added to the list (a newly captured table) keeps it, and is
+    read from its own trim horizon by the source. `tables`: the job's tables file
+    ($LAKEHOUSE_TABLES, else the packaged one, as the job's)."""
     streams = job_streams(settings, tables or load_tables(default_tables_path()))
     client = kinesis_client(settings.endpoints)
-    incarnations = []
-    for stream in streams:
-        summary = client.describe_stream_summary(StreamName=stream)
-        created = summary["StreamDescriptionSummary"]["StreamCreationTimestamp"]
-        incarnations.append(f"{stream}-{created:%Y%m%dT%H%M%S}")
-    if len(incarnations) == 1:
-        name = incarnations[0]
-    else:
-        digest = hashlib.sha256(",".join(incarnations).encode()).hexdigest()[:12]
-        name = f"streams-{digest}"
-    checkpoint = f"s3a://{settings['LAKEHOUSE_BUCKET']}/checkpoints/{name}"
+    created = {
+        stream: client.describe_stream_summary(StreamName=stream)["StreamDescriptionSummary"][
+            "StreamCreationTimestamp"
+        ]
+        for stream in streams
+    }
     return [
         "--stream",
         ",".join(streams),
         "--checkpoint",
-        checkpoint,
+        f"s3a://{settings['LAKEHOUSE_BUCKET']}/checkpoints/{checkpoint_name(created)}",
         "--status-file",
         str(status_file(settings)),
     ]
+
+
+def checkpoint_name(created: Mapping[str, datetime]) -> str:
+    """The checkpoint of the job that reads these streams (name: creation time): named
+    after the oldest of them (default_job_args)."""
+    oldest = min(created, key=lambda stream: (created[stream], stream))
+    return f"{oldest}-{created[oldest]:%Y%m%dT%H%M%S}"
 
 
 def status_file(settings: Settings) -> Path:
@@ -156,6 +159,11 @@ def job_report(settings: Settings) -> list[str]:
             f"Kinesis lag: {lag['max_millis_behind_latest'] / 1000:.1f} s behind the newest "
             f"record ({lag['shards_with_lag']} shards behind) after batch {lag['batch_id']}"
         )
+        if lag.get("missing_streams"):
+            report.append(
+                "Kinesis streams that do not exist (the job reads the others, and these "
+                f"once they do): {', '.join(lag['missing_streams'])}"
+            )
     lines = []
     for table, health in sorted(status.get("compaction", {}).items()):
         line = f"  {table.rsplit('/', 1)[-1]}: {health['runs']} compactions"

@@ -249,3 +249,56 @@ def test_follows_a_shard_split_parent_before_children(spark, stack, kinesis, str
         in_read_order = [d for _, _, d in reads]
         assert in_read_order == sorted(in_read_order), f"{key} out of order"
     assert moved > 0, "some keys should have records in both the parent and a child"
+
+
+@pytest.fixture
+def other_stream(kinesis):
+    """A second stream for the tests that read several (fixtures cannot be asked twice)."""
+    name = f"test-src-{uuid.uuid4().hex[:10]}"
+    kinesis.create_stream(StreamName=name, ShardCount=1)
+    _wait_active(kinesis, name)
+    yield name
+    kinesis.delete_stream(StreamName=name)
+
+
+def test_streams_added_and_left_out_between_runs_lose_and_repeat_nothing(
+    spark, stack, kinesis, stream, other_stream, tmp_path
+):
+    """One checkpoint, the stream list changing between runs: a stream that does not exist
+    is skipped while the others are read; a stream added is read from its trim horizon; a
+    stream left out keeps its position, and resumes there when added back."""
+    checkpoint = tmp_path / "ck"
+    missing = f"test-src-missing-{uuid.uuid4().hex[:6]}"
+    a1, b1 = _payloads("a1", 200), _payloads("b1", 150)
+    _put(kinesis, stream, a1)
+    _put(kinesis, other_stream, b1)  # before the query knows the stream
+
+    run1 = _run_collecting(spark, stack, f"{stream},{missing}", checkpoint)
+    assert sorted(_data(run1)) == sorted(d for _, d in a1)
+
+    run2 = _run_collecting(spark, stack, f"{stream},{other_stream}", checkpoint)
+    assert sorted(_data(run2)) == sorted(d for _, d in b1), "the added stream, from its start"
+
+    a2, b2 = _payloads("a2", 120), _payloads("b2", 80)
+    _put(kinesis, stream, a2)
+    _put(kinesis, other_stream, b2)
+    run3 = _run_collecting(spark, stack, other_stream, checkpoint)
+    assert sorted(_data(run3)) == sorted(d for _, d in b2), "the stream left out is not read"
+
+    run4 = _run_collecting(spark, stack, f"{other_stream},{stream}", checkpoint)
+    assert sorted(_data(run4)) == sorted(d for _, d in a2), "resumed where it stopped"
+    assert min(run4) > max(run3) > max(run2) > max(run1), "one query, batch ids go on"
+
+
+def test_a_query_whose_streams_all_do_not_exist_fails_naming_them(spark, stack, tmp_path):
+    names = f"test-src-none-{uuid.uuid4().hex[:6]},test-src-none-{uuid.uuid4().hex[:6]}"
+    query = (
+        _reader(spark, stack, names)
+        .writeStream.format("memory")
+        .queryName(f"none_{uuid.uuid4().hex[:6]}")
+        .option("checkpointLocation", str(tmp_path / "ck"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    with pytest.raises(Exception, match="None of the Kinesis streams"):
+        query.awaitTermination(QUERY_TIMEOUT_S)

@@ -171,7 +171,7 @@ def delivered_after(part: CdcPart, lsn: int) -> bool:
 
 
 def cdc_job_args(job: Run, part: CdcPart) -> list[str]:
-    """The job on every table stream at once (one source each), with its own checkpoint."""
+    """The job on every table stream at once, with its own checkpoint."""
     return [
         *("--stream", ",".join(part.streams()), "--tables", str(cdc.CDC_TABLES_YAML)),
         *("--trino-url", job.settings.trino_url),

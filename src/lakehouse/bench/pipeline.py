@@ -66,6 +66,20 @@ def iso(ts: float) -> str:
     return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
 
 
+def order_event(n: int, keys: int, order_ts: str) -> dict[str, Any]:
+    """The benchmark's n-th order event (from 1): the first `keys` create order ids, every
+    later one updates one of them, cycling."""
+    return {
+        "event_type": "orders",
+        "op": "c" if n <= keys else "u",
+        "order_id": f"o{n % keys:09d}",
+        "customer_id": f"cust-{n % 5000:05d}",
+        "amount": float(n % 1000),
+        "status": "placed" if n <= keys else "paid",
+        "order_ts": order_ts,
+    }
+
+
 class Producer(threading.Thread):
     """PutRecords at a fixed rate (event time = send time); keys cycle through `keys`
     order ids, so the table grows to `keys` rows and then every event is an update."""
@@ -100,15 +114,7 @@ class Producer(threading.Thread):
             sent_at = time.time()
             for _ in range(min(batch, due - self.sent)):
                 n += 1
-                event = {
-                    "event_type": "orders",
-                    "op": "c" if n <= self.keys else "u",
-                    "order_id": f"o{n % self.keys:09d}",
-                    "customer_id": f"cust-{n % 5000:05d}",
-                    "amount": float(n % 1000),
-                    "status": "placed" if n <= self.keys else "paid",
-                    "order_ts": iso(sent_at),
-                }
+                event = order_event(n, self.keys, iso(sent_at))
                 records.append({"Data": json.dumps(event).encode(), "PartitionKey": str(n)})
             response = self.client.put_records(StreamName=self.stream, Records=records)
             if response["FailedRecordCount"]:

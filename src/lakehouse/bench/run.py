@@ -18,6 +18,7 @@ from pathlib import Path
 
 from lakehouse import stack
 from lakehouse.bench import pipeline, procstats
+from lakehouse.bench.drain import DrainOptions, run_drain
 from lakehouse.bench.pipeline import KINESIS_ENGINES, PipelineOptions, run_pipeline
 from lakehouse.bench.plots import write_plots
 from lakehouse.config import REPO_ROOT, Settings
@@ -39,6 +40,9 @@ class BenchOptions:
     commit_sizes: tuple[int, ...] = (10_000, 100_000, 1_000_000)
     commit_batch: int = 10_000
     pipeline: bool = True
+    drain_events: int = 0  # > 0: drain mode (bench.drain) instead of the rate runs
+    repeat: int = 3
+    max_records_per_shard: int = 2_500
     json_path: Path | None = None
     out_root: Path = REPO_ROOT / "bench" / "results"
 
@@ -61,6 +65,26 @@ def run_bench(settings: Settings, opts: BenchOptions, say: Callable[[str], None]
             "be the limit; `KINESIS_ENGINE=kinesalite make local-up` for the fast engine"
         )
     summary: dict = {"options": _jsonable(asdict(opts)), "engine": engine}
+    if opts.drain_events:
+        summary["drain"] = run_drain(
+            settings,
+            DrainOptions(
+                events=opts.drain_events,
+                keys=opts.keys,
+                shards=opts.shards,
+                max_records_per_shard=opts.max_records_per_shard,
+                profiles=opts.profiles,
+                repeat=opts.repeat,
+                job_args=opts.job_args,
+            ),
+            out,
+            say,
+        )
+        _write(summary, out, opts)
+        for line in drain_lines(summary["drain"]["profiles"]):
+            say(line)
+        say(f"Summary: {out / 'summary.json'}")
+        return 0
     if opts.pipeline:
         summary["pipeline"] = []
         for rate in opts.rates:
@@ -95,6 +119,26 @@ def run_bench(settings: Settings, opts: BenchOptions, say: Callable[[str], None]
         say(f"  plot {path}")
     say(f"Summary: {out / 'summary.json'}")
     return 0
+
+
+def drain_lines(profiles: dict[str, dict]) -> list[str]:
+    """Medians [min-max] of each profile's drain figures, and the first profile's lead."""
+    lines = []
+    for profile, figures in profiles.items():
+        shown = ", ".join(
+            f"{name} {f['median']:,} [{f['min']:,}-{f['max']:,}]" for name, f in figures.items()
+        )
+        lines.append(
+            f"  {profile} (median [range] of {next(iter(figures.values()))['n']}): {shown}"
+        )
+    names = list(profiles)
+    warm = "events_per_s_warm"
+    if len(names) > 1 and all(warm in profiles[n] for n in names):
+        first = profiles[names[0]][warm]["median"]
+        for other in names[1:]:
+            lead = first / profiles[other][warm]["median"]
+            lines.append(f"  {names[0]} drains {lead:.2f}x {other}'s warm events/s (medians)")
+    return lines
 
 
 def running_kinesis_engine() -> str:

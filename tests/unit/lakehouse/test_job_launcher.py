@@ -2,6 +2,7 @@
 the streams it reads."""
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -24,11 +25,18 @@ def test_compaction_failures_are_reported_loudly(
     path.parent.mkdir(parents=True)
     healthy = {"runs": 4, "failures": 0, "consecutive_failures": 0, "last_error": None}
     failing = {"runs": 1, "failures": 3, "consecutive_failures": 2, "last_error": "boom"}
-    lag = {"batch_id": 7, "max_millis_behind_latest": 2500, "shards_with_lag": 1}
+    lag = {
+        "batch_id": 7,
+        "max_millis_behind_latest": 2500,
+        "shards_with_lag": 1,
+        "missing_streams": ["cdc.public.items"],
+    }
     compaction = {"s3a://b/w/a_mor": healthy, "s3a://b/w/b_mor": failing}
     path.write_text(json.dumps({"kinesis_lag": lag, "compaction": compaction}))
     assert job_launcher.job_report(settings) == [
         "Kinesis lag: 2.5 s behind the newest record (1 shards behind) after batch 7",
+        "Kinesis streams that do not exist (the job reads the others, and these once they "
+        "do): cdc.public.items",
         "Compaction (Merge-on-Read tables):",
         "  a_mor: 4 compactions",
         "  b_mor: 1 compactions, 3 failed, FAILING (2 in a row): boom",
@@ -66,3 +74,14 @@ def test_a_pattern_with_no_stream_names_the_entry_and_what_to_do() -> None:
     tables = load_tables(CDC_TABLES_YAML)
     with pytest.raises(job_launcher.JobStreamsError, match=r"cdc_orders.*lakehouse up --cdc"):
         job_launcher.job_streams(load_settings(), tables, existing=["x.public.customers"])
+
+
+def test_the_checkpoint_is_named_after_the_oldest_stream_so_an_added_one_keeps_it() -> None:
+    first = datetime(2026, 11, 20, 8, 0, 1, tzinfo=UTC)
+    later = datetime(2026, 11, 24, 9, 30, 0, tzinfo=UTC)
+    one = {"cdc.public.orders": first}
+    assert job_launcher.checkpoint_name(one) == "cdc.public.orders-20261120T080001"
+    grown = {**one, "cdc.public.accounts": later}  # a table captured later
+    assert job_launcher.checkpoint_name(grown) == job_launcher.checkpoint_name(one)
+    recreated = {"cdc.public.orders": later, "cdc.public.accounts": later}  # down, up
+    assert job_launcher.checkpoint_name(recreated) == "cdc.public.accounts-20261124T093000"

@@ -30,6 +30,7 @@ def test_the_lag_comes_from_the_kinesis_sources_metrics() -> None:
         "batch_id": 4,
         "max_millis_behind_latest": 1200,
         "shards_with_lag": 2,
+        "missing_streams": [],
     }
     assert source_lag(None) is None
     assert source_lag({"sources": [{"metrics": {}}]}) is None
@@ -40,7 +41,12 @@ def test_the_listener_writes_each_batchs_lag(tmp_path: Path) -> None:
     event = SimpleNamespace(progress=SimpleNamespace(json=json.dumps(progress)))
     LagListener(StatusFile(tmp_path / "s.json")).onQueryProgress(event)
     written = json.loads((tmp_path / "s.json").read_text())["kinesis_lag"]
-    assert written == {"batch_id": 9, "max_millis_behind_latest": 300, "shards_with_lag": 0}
+    assert written == {
+        "batch_id": 9,
+        "max_millis_behind_latest": 300,
+        "shards_with_lag": 0,
+        "missing_streams": [],
+    }
 
 
 def test_several_streams_report_the_largest_lag_and_every_shard_behind() -> None:
@@ -48,11 +54,18 @@ def test_several_streams_report_the_largest_lag_and_every_shard_behind() -> None
         "batchId": 2,
         "sources": [
             {"metrics": {"maxMillisBehindLatest": "100", "shardsWithLag": "1"}},
-            {"metrics": {"maxMillisBehindLatest": "900", "shardsWithLag": "2"}},
+            {
+                "metrics": {
+                    "maxMillisBehindLatest": "900",
+                    "shardsWithLag": "2",
+                    "missingStreams": "cdc.public.items,cdc.public.gone",
+                }
+            },
         ],
     }
     assert source_lag(progress) == {
         "batch_id": 2,
         "max_millis_behind_latest": 900,
         "shards_with_lag": 3,
+        "missing_streams": ["cdc.public.gone", "cdc.public.items"],
     }

@@ -25,17 +25,17 @@ final class InitialOffsetStore {
     this.conf = conf;
   }
 
-  StreamOffset loadOrCreate(Supplier<StreamOffset> create) {
+  SourceOffset loadOrCreate(Supplier<SourceOffset> create) {
     try {
       FileSystem fs = file.getFileSystem(conf);
       if (fs.exists(file)) {
         try (InputStream in = fs.open(file)) {
           ByteArrayOutputStream buf = new ByteArrayOutputStream();
           in.transferTo(buf);
-          return StreamOffset.fromJson(buf.toString(StandardCharsets.UTF_8));
+          return SourceOffset.fromJson(buf.toString(StandardCharsets.UTF_8));
         }
       }
-      StreamOffset initial = create.get();
+      SourceOffset initial = create.get();
       Path tmp = new Path(file.getParent(), "." + file.getName() + ".tmp");
       try (OutputStream out = fs.create(tmp, true)) {
         out.write(initial.toJson().getBytes(StandardCharsets.UTF_8));

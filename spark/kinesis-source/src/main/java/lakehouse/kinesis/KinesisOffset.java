@@ -2,11 +2,11 @@ package lakehouse.kinesis;
 
 import org.apache.spark.sql.connector.read.streaming.Offset;
 
-/** Spark's view of a {@link StreamOffset}; Spark compares offsets by their JSON. */
+/** Spark's view of a {@link SourceOffset}; Spark compares offsets by their JSON. */
 public final class KinesisOffset extends Offset {
-  public final StreamOffset state;
+  public final SourceOffset state;
 
-  public KinesisOffset(StreamOffset state) {
+  public KinesisOffset(SourceOffset state) {
     this.state = state;
   }
 

@@ -1,7 +1,10 @@
 package lakehouse.kinesis;
 
 import java.io.Serializable;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.OptionalLong;
@@ -21,7 +24,10 @@ public final class KinesisOptions implements Serializable {
   /** Kinesis allows 5 GetRecords calls per second per shard. */
   public static final long KINESIS_MIN_CALL_INTERVAL_MS = 200;
 
+  /** The option as given: one stream's name, or several, comma-separated. */
   public final String streamName;
+  /** The streams to read, in the given order, each once; {@link #forStream} gives one's options. */
+  public final List<String> streamNames;
   public final String endpointUrl; // null: the SDK's regional endpoint
   public final String region;
   public final String accessKeyId; // null with secretKey null: default credential chain
@@ -38,12 +44,17 @@ public final class KinesisOptions implements Serializable {
   /** How long GetShardIterator(AT_TIMESTAMP) may take before it is emulated (ArrivalScan). */
   public final long atTimestampTimeoutMs;
 
-  private KinesisOptions(Map<String, String> o) {
+  /** The lower-cased options, kept for {@link #forStream}. */
+  private final HashMap<String, String> given;
+
+  private KinesisOptions(HashMap<String, String> o) {
+    given = o;
     streamName = o.get("streamname");
     if (streamName == null || streamName.isBlank()) {
-      throw new IllegalArgumentException(
-          "The Kinesis source needs the option 'streamName' (the name of the stream to read).");
+      throw new IllegalArgumentException("The Kinesis source needs the option 'streamName' (the"
+          + " name of the stream to read, or several names separated by commas).");
     }
+    streamNames = parseStreamNames(streamName);
     endpointUrl = blankToNull(o.get("endpointurl"));
     region = o.getOrDefault("region", "us-east-1");
     String ak = blankToNull(o.get("awsaccesskeyid"));
@@ -73,9 +84,32 @@ public final class KinesisOptions implements Serializable {
   }
 
   public static KinesisOptions parse(Map<String, String> options) {
-    Map<String, String> lower = new HashMap<>();
+    HashMap<String, String> lower = new HashMap<>();
     options.forEach((k, v) -> lower.put(k.toLowerCase(Locale.ROOT), v));
     return new KinesisOptions(lower);
+  }
+
+  /** The same options for one stream: what each stream's reader and partitions use. */
+  public KinesisOptions forStream(String name) {
+    HashMap<String, String> one = new HashMap<>(given);
+    one.put("streamname", name);
+    return new KinesisOptions(one);
+  }
+
+  private static List<String> parseStreamNames(String value) {
+    LinkedHashSet<String> names = new LinkedHashSet<>();
+    for (String part : value.split(",")) {
+      String name = part.trim();
+      if (name.isEmpty()) {
+        throw new IllegalArgumentException("Option 'streamName' has an empty name in '" + value
+            + "': give stream names separated by single commas.");
+      }
+      if (!names.add(name)) {
+        throw new IllegalArgumentException(
+            "Option 'streamName' names stream '" + name + "' twice: '" + value + "'.");
+      }
+    }
+    return new ArrayList<>(names);
   }
 
   public OptionalLong maxRecordsPerTrigger() {

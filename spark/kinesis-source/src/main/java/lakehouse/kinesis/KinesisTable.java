@@ -10,7 +10,7 @@ import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
-/** A Kinesis stream seen as a table that can only be read as a micro-batch stream. */
+/** Kinesis streams seen as a table that can only be read as a micro-batch stream. */
 final class KinesisTable implements SupportsRead {
   private final KinesisOptions options;
 

@@ -35,8 +35,8 @@ public final class ShardLister {
     try {
       return retry.call(operation, call);
     } catch (ResourceNotFoundException e) {
-      throw new IllegalArgumentException("Kinesis stream '" + options.streamName
-          + "' does not exist at " + options.endpointDescription() + ".", e);
+      throw new StreamNotFoundException(options.streamName, "Kinesis stream '"
+          + options.streamName + "' does not exist at " + options.endpointDescription() + ".", e);
     }
   }
 

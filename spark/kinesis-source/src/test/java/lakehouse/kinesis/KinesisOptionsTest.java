@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import org.junit.jupiter.api.Test;
@@ -16,6 +17,28 @@ class KinesisOptionsTest {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> KinesisOptions.parse(Map.of("endpointUrl", "http://127.0.0.1:4566")));
     assertTrue(e.getMessage().contains("streamName"), e.getMessage());
+  }
+
+  @Test
+  void severalStreamsInTheirOrderEachWithItsOwnOptions() {
+    KinesisOptions o = KinesisOptions.parse(Map.of("streamName", "cdc.public.orders, events",
+        "endpointUrl", "http://127.0.0.1:4566", "maxRecordsPerShard", "7"));
+    assertEquals(List.of("cdc.public.orders", "events"), o.streamNames);
+    KinesisOptions one = o.forStream("events");
+    assertEquals("events", one.streamName);
+    assertEquals(List.of("events"), one.streamNames);
+    assertEquals(7, one.maxRecordsPerShard);
+    assertEquals("http://127.0.0.1:4566", one.endpointUrl);
+  }
+
+  @Test
+  void aStreamListWithAGapOrARepeatIsRefused() {
+    IllegalArgumentException gap = assertThrows(IllegalArgumentException.class,
+        () -> KinesisOptions.parse(Map.of("streamName", "a,,b")));
+    assertTrue(gap.getMessage().contains("empty name"), gap.getMessage());
+    IllegalArgumentException twice = assertThrows(IllegalArgumentException.class,
+        () -> KinesisOptions.parse(Map.of("streamName", "a,b,a")));
+    assertTrue(twice.getMessage().contains("names stream 'a' twice"), twice.getMessage());
   }
 
   @Test

@@ -1,0 +1,286 @@
+"""Drain capacity: the job alone, reading a stream filled beforehand, nothing else busy.
+
+A rate benchmark on a 2-core machine mostly measures contention: the producer, the
+probes and Trino take CPU the job then lacks. Here the stream is filled once, first
+(orders over `keys` order ids, as the rate benchmark sends them), then each profile
+drains it in turn with `--available-now`, from the stream's start, into tables of its
+own: the same records for every run, and no other work while it runs. Profiles are
+interleaved (A B A B ...) `repeat` times and each figure is reported as the median and
+the spread (min, max) of its runs.
+
+Per run: events/s over the whole run (job start to last commit) and over the warm
+batches (those after the first `warm_after`, which create the tables and warm the JIT),
+job CPU-seconds per 1,000 events (the whole process group; start-up, before the first
+batch, apart), peak resident memory, and the CPU every other stack process used meanwhile
+(near zero when the figure is the job's alone).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import statistics
+import subprocess
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lakehouse.bench import procstats
+from lakehouse.bench.pipeline import (
+    COMPONENTS,
+    iso,
+    job_profile_args,
+    order_event,
+    orders_only,
+)
+from lakehouse.bootstrap import ensure_stream
+from lakehouse.clients import kinesis_client
+from lakehouse.config import Settings
+from lakehouse.job_launcher import job_command, job_env
+
+PUT_BATCH = 500  # PutRecords' maximum
+
+
+@dataclass(frozen=True)
+class DrainOptions:
+    events: int = 120_000
+    keys: int = 50_000
+    shards: int = 4
+    max_records_per_shard: int = 2_500
+    profiles: tuple[str, ...] = ("fast",)
+    repeat: int = 3
+    warm_after: int = 2
+    job_args: tuple[str, ...] = ()
+
+
+def order_payloads(events: int, keys: int) -> list[bytes]:
+    """`events` orders over `keys` order ids: each id created once, then updated."""
+    now = iso(time.time())
+    payloads = [json.dumps(order_event(n, keys, now)).encode() for n in range(1, events + 1)]
+    return payloads
+
+
+def fill(client: Any, stream: str, payloads: Sequence[bytes], say: Callable[[str], None]) -> float:
+    """Puts every payload (built beforehand) onto the stream; returns events/s."""
+    started = time.monotonic()
+    for i in range(0, len(payloads), PUT_BATCH):
+        chunk = payloads[i : i + PUT_BATCH]
+        records = [{"Data": data, "PartitionKey": str(i + k)} for k, data in enumerate(chunk)]
+        for _attempt in range(20):
+            response = client.put_records(StreamName=stream, Records=records)
+            if not response["FailedRecordCount"]:
+                break
+            # Throttled: only the refused ones again, in their order.
+            records = [
+                r
+                for r, result in zip(records, response["Records"], strict=True)
+                if "ErrorCode" in result
+            ]
+            time.sleep(0.2)
+        else:
+            raise RuntimeError(f"the Kinesis engine kept refusing records of {stream}")
+        if (i // PUT_BATCH) % 40 == 39:
+            say(f"    filled {i + len(chunk):,} of {len(payloads):,}")
+    return len(payloads) / max(1e-9, time.monotonic() - started)
+
+
+@dataclass(frozen=True)
+class CpuSample:
+    at: float  # time.time()
+    cpu_s: float
+
+
+def cpu_at(samples: Sequence[CpuSample], at: float) -> float:
+    """The job's CPU-seconds at time `at`, interpolated between samples."""
+    if at <= samples[0].at:
+        return samples[0].cpu_s
+    for before, after in itertools.pairwise(samples):
+        if before.at <= at <= after.at:
+            span = after.at - before.at
+            share = (at - before.at) / span if span else 1.0
+            return before.cpu_s + share * (after.cpu_s - before.cpu_s)
+    return samples[-1].cpu_s
+
+
+def summarise_run(
+    batches: Sequence[dict], samples: Sequence[CpuSample], started: float, warm_after: int
+) -> dict:
+    """The figures of one drain from the job's batch lines (BatchWriter's: records,
+    seconds.batch, finished_at) and its CPU samples."""
+    batches = sorted((b for b in batches if b["records"]), key=lambda b: b["finished_at"])
+    if not batches:
+        raise RuntimeError("the job wrote no batch")
+    events = sum(b["records"] for b in batches)
+    last = batches[-1]["finished_at"]
+    first_start = batches[0]["finished_at"] - batch_seconds(batches[0])
+    startup_cpu = cpu_at(samples, first_start)
+    figures: dict[str, Any] = {
+        "events": events,
+        "batches": len(batches),
+        "batch_records_median": statistics.median(b["records"] for b in batches),
+        "seconds_to_first_batch": round(first_start - started, 1),
+        "events_per_s_whole_run": round(events / (last - started), 1),
+        "job_cpu_s_startup": round(startup_cpu, 1),
+        "job_cpu_s_per_1k_events_whole_run": round(1000 * cpu_at(samples, last) / events, 3),
+    }
+    warm = batches[warm_after:]
+    if warm:
+        since = batches[warm_after - 1]["finished_at"] if warm_after else first_start
+        warm_events = sum(b["records"] for b in warm)
+        cpu = cpu_at(samples, last) - cpu_at(samples, since)
+        figures["events_per_s_warm"] = round(warm_events / (last - since), 1)
+        figures["job_cpu_s_per_1k_events_warm"] = round(1000 * cpu / warm_events, 3)
+        figures["warm_batch_seconds_median"] = statistics.median(batch_seconds(b) for b in warm)
+    return figures
+
+
+def batch_seconds(line: dict) -> float:
+    """How long a batch wrote: the job's own figure, or Spark's whole trigger (Hudi's sink)."""
+    seconds = line["seconds"]
+    if "batch" in seconds:
+        return float(seconds["batch"])
+    return float(next((v for k, v in seconds.items() if k.endswith(".triggerExecution")), 0.0))
+
+
+def spread(values: Sequence[float]) -> dict[str, float]:
+    """Median and range of one figure over repeats."""
+    return {
+        "median": round(statistics.median(values), 3),
+        "min": round(min(values), 3),
+        "max": round(max(values), 3),
+        "n": len(values),
+    }
+
+
+SPREAD_FIGURES = (
+    "events_per_s_warm",
+    "events_per_s_whole_run",
+    "job_cpu_s_per_1k_events_warm",
+    "job_cpu_s_per_1k_events_whole_run",
+    "job_cpu_s_startup",
+    "job_rss_mib_peak",
+)
+
+
+def by_profile(runs: Sequence[dict]) -> dict[str, dict]:
+    """Each profile's figures over its runs (median and range)."""
+    found: dict[str, dict] = {}
+    for profile in dict.fromkeys(r["profile"] for r in runs):
+        mine = [r for r in runs if r["profile"] == profile]
+        found[profile] = {
+            name: spread([r[name] for r in mine]) for name in SPREAD_FIGURES if name in mine[0]
+        }
+    return found
+
+
+def run_drain(
+    settings: Settings, opts: DrainOptions, out: Path, say: Callable[[str], None]
+) -> dict:
+    tag = uuid.uuid4().hex[:6]
+    stream = f"drain-{tag}"
+    kinesis = kinesis_client(settings.endpoints)
+    ensure_stream(kinesis, stream, shards=opts.shards)
+    try:
+        say(f"  filling {stream}: {opts.events:,} orders over {opts.keys:,} keys")
+        fill_rate = fill(kinesis, stream, order_payloads(opts.events, opts.keys), say)
+        say(f"    filled at {fill_rate:,.0f} events/s")
+        runs = []
+        for i in range(opts.repeat):
+            for profile in opts.profiles:
+                say(f"  run {i + 1}/{opts.repeat}: {profile} drains {opts.events:,} events")
+                run = drain_once(settings, opts, stream, profile, out / f"{profile}-{i + 1}")
+                say("    " + one_line(run))
+                runs.append(run)
+        return {
+            "events": opts.events,
+            "keys": opts.keys,
+            "shards": opts.shards,
+            "max_records_per_shard": opts.max_records_per_shard,
+            "fill_events_per_s": round(fill_rate, 0),
+            "runs": runs,
+            "profiles": by_profile(runs),
+        }
+    finally:
+        kinesis.delete_stream(StreamName=stream)
+
+
+def drain_once(
+    settings: Settings, opts: DrainOptions, stream: str, profile: str, workdir: Path
+) -> dict:
+    tag = uuid.uuid4().hex[:6]
+    bucket = settings["LAKEHOUSE_BUCKET"]
+    workdir.mkdir(parents=True, exist_ok=True)
+    metrics = workdir / "batches.jsonl"
+    args = [
+        "--available-now",
+        *("--stream", stream, "--database", f"drain_{tag}"),
+        *("--warehouse", f"s3a://{bucket}/bench/{tag}/warehouse"),
+        *("--raw", f"s3a://{bucket}/bench/{tag}/raw"),
+        *("--checkpoint", f"s3a://{bucket}/bench/{tag}/checkpoint"),
+        *("--metastore-uri", settings.hms_uri, "--kinesis-endpoint", settings.kinesis_endpoint),
+        *("--starting-position", "TRIM_HORIZON"),
+        *("--max-records-per-shard", str(opts.max_records_per_shard)),
+        *("--metrics-file", str(metrics), "--tables", str(orders_only(workdir / "tables.yaml"))),
+        *job_profile_args(profile),
+        *opts.job_args,
+    ]
+    others_before = procstats.by_command(COMPONENTS)
+    started = time.time()
+    with open(workdir / "job.log", "wb") as log:
+        job = subprocess.Popen(
+            job_command(args), env=job_env(settings), stdout=log, stderr=log, start_new_session=True
+        )
+    samples = [CpuSample(started, 0.0)]
+    rss_peak = 0.0
+    try:
+        while job.poll() is None:
+            sample = procstats.group(job.pid)
+            if sample.cpu_s:  # zero once the group is gone
+                samples.append(CpuSample(time.time(), sample.cpu_s))
+                rss_peak = max(rss_peak, sample.rss_mib)
+            time.sleep(0.5)
+    finally:
+        if job.poll() is None:
+            os.killpg(job.pid, signal.SIGKILL)
+    others_after = procstats.by_command(COMPONENTS)
+    if job.returncode != 0:
+        raise RuntimeError(f"the {profile} job exited {job.returncode}; see {workdir}/job.log")
+    lines = [json.loads(line) for line in metrics.read_text().splitlines()]
+    run = summarise_run(lines, samples, started, opts.warm_after)
+    if run["events"] != opts.events:
+        raise RuntimeError(
+            f"the {profile} job read {run['events']:,} events of {opts.events:,}; "
+            f"see {workdir}/job.log"
+        )
+    return {
+        "profile": profile,
+        **run,
+        "job_rss_mib_peak": round(rss_peak, 0),
+        "other_processes_cpu_s": {
+            name: round(others_after[name].cpu_s - others_before[name].cpu_s, 1)
+            for name in COMPONENTS
+            if others_after[name].cpu_s
+        },
+        "workdir": str(workdir),
+    }
+
+
+def one_line(run: dict) -> str:
+    warm = (
+        f"warm {run['events_per_s_warm']:,.0f} events/s, "
+        f"{run['job_cpu_s_per_1k_events_warm']} CPU-s/1k; "
+        if "events_per_s_warm" in run
+        else ""
+    )
+    others = sum(run["other_processes_cpu_s"].values())
+    return (
+        f"{run['batches']} batches, {warm}whole run {run['events_per_s_whole_run']:,.0f} "
+        f"events/s, {run['job_cpu_s_per_1k_events_whole_run']} CPU-s/1k "
+        f"(start-up {run['job_cpu_s_startup']} CPU-s), {run['job_rss_mib_peak']:.0f} MiB; "
+        f"other processes {others:.1f} CPU-s"
+    )

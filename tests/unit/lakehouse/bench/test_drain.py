@@ -1,0 +1,82 @@
+"""lakehouse.bench.drain: the figures of a drain run, from batch lines and CPU samples."""
+
+import json
+
+import pytest
+
+from lakehouse.bench.drain import (
+    CpuSample,
+    batch_seconds,
+    by_profile,
+    cpu_at,
+    order_payloads,
+    summarise_run,
+)
+
+pytestmark = pytest.mark.unit
+
+
+def line(records: int, finished_at: float, seconds: float) -> dict:
+    return {"records": records, "finished_at": finished_at, "seconds": {"batch": seconds}}
+
+
+def test_cpu_is_interpolated_between_samples_and_held_past_them() -> None:
+    samples = [CpuSample(100.0, 0.0), CpuSample(102.0, 4.0), CpuSample(104.0, 5.0)]
+    assert cpu_at(samples, 99.0) == 0.0
+    assert cpu_at(samples, 101.0) == 2.0
+    assert cpu_at(samples, 103.0) == 4.5
+    assert cpu_at(samples, 200.0) == 5.0
+
+
+def test_warm_figures_leave_out_the_first_batches_and_start_up() -> None:
+    # Job started at 0; 10 CPU-s of start-up until the first batch starts at 10 s; then
+    # 1 CPU-s a second. Batches: 2 warm-up ones, then 3 of 10,000 events, 2 s each.
+    samples = [CpuSample(0.0, 0.0), CpuSample(10.0, 10.0), CpuSample(30.0, 30.0)]
+    batches = [
+        line(10_000, 14.0, 4.0),
+        line(10_000, 18.0, 4.0),
+        line(10_000, 20.0, 2.0),
+        line(10_000, 22.0, 2.0),
+        line(10_000, 24.0, 2.0),
+        {"records": 0, "finished_at": 25.0, "seconds": {"batch": 0.1}},  # an empty trigger
+    ]
+    run = summarise_run(batches, samples, started=0.0, warm_after=2)
+    assert run["events"] == 50_000
+    assert run["batches"] == 5
+    assert run["seconds_to_first_batch"] == 10.0
+    assert run["job_cpu_s_startup"] == 10.0
+    assert run["events_per_s_warm"] == 30_000 / 6  # from the second batch's end to the last's
+    assert run["job_cpu_s_per_1k_events_warm"] == 0.2  # 6 CPU-s for 30,000 events
+    assert run["events_per_s_whole_run"] == round(50_000 / 24, 1)
+    assert run["warm_batch_seconds_median"] == 2.0
+
+
+def test_a_run_without_batches_is_an_error_not_a_zero() -> None:
+    with pytest.raises(RuntimeError, match="no batch"):
+        summarise_run([], [CpuSample(0.0, 0.0)], 0.0, 2)
+
+
+def test_hudis_sink_batches_are_timed_by_sparks_trigger() -> None:
+    assert batch_seconds({"seconds": {"hudi_orders_cow.triggerExecution": 3.5}}) == 3.5
+    assert batch_seconds({"seconds": {"batch": 1.25, "x.triggerExecution": 9.0}}) == 1.25
+
+
+def test_profiles_report_median_and_range_over_their_runs() -> None:
+    runs = [
+        {"profile": "fast", "events_per_s_warm": v, "job_rss_mib_peak": 900.0}
+        for v in (3000.0, 2000.0, 2600.0)
+    ] + [{"profile": "hudi-sink", "events_per_s_warm": 1500.0, "job_rss_mib_peak": 1000.0}]
+    found = by_profile(runs)
+    assert list(found) == ["fast", "hudi-sink"]
+    assert found["fast"]["events_per_s_warm"] == {
+        "median": 2600.0,
+        "min": 2000.0,
+        "max": 3000.0,
+        "n": 3,
+    }
+
+
+def test_the_orders_create_each_key_once_then_update_it() -> None:
+    events = [json.loads(p) for p in order_payloads(7, keys=3)]
+    assert [e["op"] for e in events] == ["c", "c", "c", "u", "u", "u", "u"]
+    assert len({e["order_id"] for e in events}) == 3
