@@ -110,13 +110,15 @@ def cpu_at(samples: Sequence[CpuSample], at: float) -> float:
 def summarise_run(
     batches: Sequence[dict], samples: Sequence[CpuSample], started: float, warm_after: int
 ) -> dict:
-    """The figures of one drain from the job's batch lines (BatchWriter's: records,
-    seconds.batch, finished_at) and its CPU samples."""
+    """The figures of one drain from the job's metrics lines (records, seconds,
+    finished_at: BatchWriter's and Spark's progress) and its CPU samples."""
+    # The run ends with the last line of any query: Hudi's streaming sink counts records in
+    # its first table's query only, and another table's query may finish after it.
+    last = max((b["finished_at"] for b in batches), default=0.0)
     batches = sorted((b for b in batches if b["records"]), key=lambda b: b["finished_at"])
     if not batches:
         raise RuntimeError("the job wrote no batch")
     events = sum(b["records"] for b in batches)
-    last = batches[-1]["finished_at"]
     first_start = batches[0]["finished_at"] - batch_seconds(batches[0])
     startup_cpu = cpu_at(samples, first_start)
     figures: dict[str, Any] = {
@@ -251,6 +253,7 @@ def drain_once(
     if job.returncode != 0:
         raise RuntimeError(f"the {profile} job exited {job.returncode}; see {workdir}/job.log")
     lines = [json.loads(line) for line in metrics.read_text().splitlines()]
+    (workdir / "cpu.json").write_text(json.dumps([[c.at, c.cpu_s] for c in samples]))
     run = summarise_run(lines, samples, started, opts.warm_after)
     if run["events"] != opts.events:
         raise RuntimeError(

@@ -38,7 +38,7 @@ def test_warm_figures_leave_out_the_first_batches_and_start_up() -> None:
         line(10_000, 20.0, 2.0),
         line(10_000, 22.0, 2.0),
         line(10_000, 24.0, 2.0),
-        {"records": 0, "finished_at": 25.0, "seconds": {"batch": 0.1}},  # an empty trigger
+        {"records": 0, "finished_at": 24.0, "seconds": {"batch": 0.1}},  # an empty trigger
     ]
     run = summarise_run(batches, samples, started=0.0, warm_after=2)
     assert run["events"] == 50_000
@@ -80,3 +80,13 @@ def test_the_orders_create_each_key_once_then_update_it() -> None:
     events = [json.loads(p) for p in order_payloads(7, keys=3)]
     assert [e["op"] for e in events] == ["c", "c", "c", "u", "u", "u", "u"]
     assert len({e["order_id"] for e in events}) == 3
+
+
+def test_the_run_ends_with_the_last_query_to_finish() -> None:
+    samples = [CpuSample(0.0, 0.0), CpuSample(40.0, 40.0)]
+    batches = [
+        {"records": 100, "finished_at": 10.0, "seconds": {"cow.triggerExecution": 2.0}},
+        {"records": 0, "finished_at": 20.0, "seconds": {"mor.triggerExecution": 9.0}},
+    ]
+    run = summarise_run(batches, samples, started=0.0, warm_after=0)
+    assert run["events_per_s_whole_run"] == 5.0  # 100 events by the MoR query's end at 20 s
