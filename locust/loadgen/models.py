@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from lakehouse_tables import rules
+from lakehouse_tables import rules, types
 from lakehouse_tables.declarations import Tables, TableSpec
 from lakehouse_tables.rules import OPS, VALID
 from loadgen.timefmt import DAY_MS, format_ms, now_ms
@@ -283,21 +283,38 @@ class GenericModel(Model):
         self.fields = tuple(f for f in spec.schema if f not in (spec.record_key, spec.precombine))
 
     def values(self, key: str, op: str | None) -> dict[str, Any]:
-        r = self.rng
-        out: dict[str, Any] = {}
-        for f in self.fields:
-            t = self.spec.schema[f]
-            if t == "string":
-                out[f] = f"{f}-{r.randrange(1000)}"
-            elif t == "long":
-                out[f] = r.randrange(1_000_000)
-            elif t == "double":
-                out[f] = round(r.uniform(0, 1000), 3)
-            elif t == "boolean":
-                out[f] = r.random() < 0.5
-            else:  # timestamp
-                out[f] = format_ms(now_ms() - r.randrange(DAY_MS))
-        return out
+        return {f: random_value(self.spec.schema[f], f, self.rng) for f in self.fields}
+
+
+def random_value(t: types.FieldType, name: str, r: random.Random, nested: bool = False) -> Any:
+    """A valid JSON value of a declared type (record rule 9), nested types included."""
+    if isinstance(t, types.Decimal):
+        digits = min(t.integer_digits, 6)
+        whole = r.randrange(10**digits) if digits else 0
+        if not t.scale:
+            return whole
+        places = min(t.scale, 15 - digits)  # a nested one travels as a double: 15 digits
+        fraction = f"{r.randrange(10**places):0{places}d}"
+        if nested:  # a JSON number (Spark's reader rounds nested decimals; this needs none)
+            return float(f"{whole}.{fraction}")
+        return f"{whole}.{fraction}"  # a numeric string: exact at any precision
+    if isinstance(t, types.Struct):
+        return {field: random_value(ft, field, r, True) for field, ft in t.fields}
+    if isinstance(t, types.Array):
+        return [random_value(t.element, name, r, True) for _ in range(r.randrange(4))]
+    if isinstance(t, types.Map):
+        return {f"k{i}": random_value(t.value, name, r, True) for i in range(r.randrange(4))}
+    if t is types.Primitive.STRING:
+        return f"{name}-{r.randrange(1000)}"
+    if t is types.Primitive.LONG:
+        return r.randrange(1_000_000)
+    if t is types.Primitive.DOUBLE:
+        return round(r.uniform(0, 1000), 3)
+    if t is types.Primitive.BOOLEAN:
+        return r.random() < 0.5
+    if t is types.Primitive.DATE:
+        return format_ms(now_ms() - r.randrange(365) * DAY_MS)[:10]
+    return format_ms(now_ms() - r.randrange(DAY_MS))  # timestamp
 
 
 BUILTIN_MODELS: dict[str, type[Model]] = {
