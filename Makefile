@@ -67,14 +67,15 @@ demo: setup
 
 # The checks that need no service run side by side (2 cores: ruff/mypy, pytest and
 # javac/JUnit each leave a core idle part of the time); then the local end-to-end and
-# short fault tests run on two pytest-xdist workers (test by test; a module with shared
-# fixtures on one worker: xdist_group) beside one stack, which the first worker starts and
-# the last one stops; the slowest 15 tests (setup and call apart) are listed at the end.
+# short fault tests run on two pytest-xdist workers (test by test, longest first; a module
+# with shared fixtures whole on one worker: tests/support/xdist_modules.py) beside one
+# stack, which the first worker starts and the last one stops; the slowest 15 tests
+# (setup and call apart) are listed at the end.
 E2E_WORKERS ?= 2
 test: setup
 	$(MAKE) -j3 --no-print-directory --output-sync=target lint unit-test java-test
 	$(PYTEST) -m "(local or faults) and not long and not soak" -q --durations=15 \
-	    -n $(E2E_WORKERS) --dist loadgroup
+	    -n $(E2E_WORKERS) --dist load
 
 unit-test: $(STAMP)
 	$(PYTEST) -m unit -q

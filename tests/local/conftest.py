@@ -144,11 +144,13 @@ def run(stack: Stack, tmp_path: Path) -> Iterator[Run]:
         client.delete_stream(StreamName=r.stream, EnforceConsumerDeletion=True)
 
 
-# pytest-xdist hands tests out in collection order, and a worker that runs out of tests
-# idles until the other's last one ends: the longest modules go first, so that the short
-# ones fill in beside them at the end (measured: a 6-minute crash-point test handed out
-# last left the other worker idle for 5.6 minutes). Relative order within a module is kept.
+# pytest-xdist hands tests out in collection order (tests/support/xdist_modules.py), and a
+# worker that runs out of tests idles until the other's last one ends: the longest go
+# first (the notebooks, one unit of about 6 minutes; the crash-point test, 5), so that
+# the short ones fill in beside them at the end (measured: a 6-minute crash-point test
+# handed out last left the other worker idle for 5.6 minutes). Order within a module kept.
 _LONG_FIRST: dict[str, int] = {
+    "test_notebooks.py": 10,
     "test_crash_points.py": 9,
     "test_faults.py": 8,
     "test_cdc_faults.py": 7,
@@ -156,7 +158,7 @@ _LONG_FIRST: dict[str, int] = {
     "test_kinesis_faults.py": 5,
     "test_pipeline.py": 4,
     "test_cdc.py": 3,
-    "test_notebooks.py": 2,
+    "test_kinesis_source.py": 2,
     "test_hudi_rs.py": 1,
 }
 

@@ -14,9 +14,9 @@ from hudi import HudiQueryType, HudiReadOptions
 from lakehouse.clients import hudi_rs_table
 from tests.support.pipeline import Run, iso_ms
 
-# One worker runs this module's tests: they share its module-scoped fixtures (make test's
-# pytest-xdist --dist loadgroup spreads the other tests one by one).
-pytestmark = [pytest.mark.local, pytest.mark.xdist_group("hudi_rs")]
+# One worker runs this module's tests, which share its module-scoped fixtures
+# (tests/support/xdist_modules.py).
+pytestmark = pytest.mark.local
 
 T0 = datetime(2026, 11, 21, 8, 0, tzinfo=UTC)
 T1 = T0 + timedelta(hours=2)

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-# One worker runs this module's tests: they share its module-scoped fixtures (make test's
-# pytest-xdist --dist loadgroup spreads the other tests one by one).
-pytestmark = [pytest.mark.local, pytest.mark.xdist_group("kinesis_source")]
+# One worker runs this module's tests, which share its module-scoped fixtures
+# (tests/support/xdist_modules.py).
+pytestmark = pytest.mark.local
 
 QUERY_TIMEOUT_S = 180
 

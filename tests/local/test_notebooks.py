@@ -18,9 +18,9 @@ from lakehouse.config import Settings
 from tests.local.conftest import Stack
 from tests.support.cdc import cdc_part
 
-# One worker runs this module's tests: they share its module-scoped fixtures (make test's
-# pytest-xdist --dist loadgroup spreads the other tests one by one).
-pytestmark = [pytest.mark.local, pytest.mark.xdist_group("notebooks")]
+# One worker runs this module's tests, which share its module-scoped fixtures
+# (tests/support/xdist_modules.py).
+pytestmark = pytest.mark.local
 
 NOTEBOOKS = sorted(shells.NOTEBOOKS_DIR.glob("*.ipynb"))
 
