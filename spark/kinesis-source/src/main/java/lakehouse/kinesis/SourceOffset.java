@@ -57,10 +57,8 @@ public final class SourceOffset implements Serializable {
     ObjectNode root = JSON.createObjectNode();
     root.put("version", VERSION);
     ObjectNode byName = root.putObject("streams");
+    streams.forEach((name, stream) -> byName.set(name, stream.toJsonNode()));
     try {
-      for (Map.Entry<String, StreamOffset> e : streams.entrySet()) {
-        byName.set(e.getKey(), JSON.readTree(e.getValue().toJson()));
-      }
       return JSON.writeValueAsString(root);
     } catch (Exception e) {
       throw new IllegalStateException("Cannot serialise Kinesis offset", e);

@@ -75,6 +75,15 @@ public final class StreamOffset implements Serializable {
   }
 
   public String toJson() {
+    try {
+      return JSON.writeValueAsString(toJsonNode());
+    } catch (Exception e) {
+      throw new IllegalStateException("Cannot serialise Kinesis offset", e);
+    }
+  }
+
+  /** The offset as a JSON tree: {@link SourceOffset} nests it without a text round trip. */
+  ObjectNode toJsonNode() {
     ObjectNode root = JSON.createObjectNode();
     root.put("version", VERSION);
     root.put("stream", streamName);
@@ -97,11 +106,7 @@ public final class StreamOffset implements Serializable {
       }
       s.put("drained", p.drained);
     }
-    try {
-      return JSON.writeValueAsString(root);
-    } catch (Exception e) {
-      throw new IllegalStateException("Cannot serialise Kinesis offset", e);
-    }
+    return root;
   }
 
   public static StreamOffset fromJson(String json) {
