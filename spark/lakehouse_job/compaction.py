@@ -75,10 +75,13 @@ class CompactionRunner:
         self._thread = threading.Thread(target=self._loop, name="hudi-compaction", daemon=True)
 
     def start(self) -> CompactionRunner:
-        for key, value in SHARED_WITH_COMPACTOR.items():
-            self.spark.conf.set(key, value)
+        self._share_settings()
         self._thread.start()
         return self
+
+    def _share_settings(self) -> None:
+        for key, value in SHARED_WITH_COMPACTOR.items():
+            self.spark.conf.set(key, value)
 
     def stop(self, timeout_s: float = 120.0) -> None:
         """Let a compaction in flight finish (it holds the table lock), then stop."""
@@ -93,13 +96,22 @@ class CompactionRunner:
     def compact_fully(self) -> None:
         """Schedule and run a compaction of everything not yet compacted (end of a run,
         so read-optimized views show the final state)."""
-        self.spark.conf.set(MAX_DELTA_COMMITS, "1")
         for path, options in dict(self.tables()).items():
+            self.compact_table_fully(path, options)
+
+    def compact_table_fully(self, path: str, options: Mapping[str, str]) -> None:
+        """One table's every delta commit folded into base files (also before the thread
+        starts: lakehouse_job.table_widening reads a table's read-optimized view)."""
+        self._share_settings()
+        self.spark.conf.set(MAX_DELTA_COMMITS, "1")
+        try:
             # First the plans left pending (by this run, or one that stopped before executing
             # them): scheduleAndExecute only executes the plan it schedules, and that plan
             # leaves out the file groups a pending one holds.
             self._call("run", path, options)
             self._call("scheduleAndExecute", path, options)
+        finally:
+            self.spark.conf.unset(MAX_DELTA_COMMITS)
 
     def compact_quiet_tables(self) -> None:
         """Fold every delta commit into base files of a table that nobody has written to for

@@ -13,6 +13,8 @@ Points:
                                batch metrics (hudi_orders_cow, hudi_orders_mor,
                                hudi_orders_json, quarantine)
     before-commit              every write of the micro-batch done, Spark's commit of it not
+    after-rewrite:TABLE        a table with a widened column rewritten in the new types, the
+                               metastore not yet changed (lakehouse_job.table_widening)
     during:TEXT                while some JVM thread runs a frame whose class.method contains
                                TEXT, e.g. during:HiveSyncTool.syncHoodieTable (hive sync),
                                during:RunCompactionProcedure.call (compaction); watched inside

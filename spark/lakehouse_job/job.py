@@ -36,6 +36,7 @@ from lakehouse_job.schema_evolution import plan_tables
 from lakehouse_job.source_streams import StreamListError, parse_stream_list
 from lakehouse_job.status import LagListener, StatusFile
 from lakehouse_job.table_recovery import clear_unfinished_tables, has_commit, timeline_files
+from lakehouse_job.table_widening import apply_widenings
 from lakehouse_job.writer_lock import WriterLock, WriterLockError
 from lakehouse_tables import columns
 from lakehouse_tables.declarations import TableSpec, default_tables_path, load_tables
@@ -492,7 +493,9 @@ def run(args: argparse.Namespace) -> int:
         status,
         last_writes=lambda: writer.mor_written_at,
         write_lock=writer.write_lock,
-    ).start()
+    )
+    apply_widenings(spark, specs, sink, plans, compactor.compact_table_fully, crash)
+    compactor.start()
     stream_writer = (
         kinesis_stream(spark, args)
         .writeStream.foreachBatch(writer)

@@ -10,10 +10,13 @@ stored state and gets a plan per table:
   of a table (Hive refuses a column list whose types shift position), so a column
   declared in the middle of an entry is still appended; readers see declaration order
   through the live view.
-- the changes, each allowed (a new nullable column; int to bigint, float to double) or
+- the changes, each allowed (a new nullable column; a widened type, see `widens`) or
   refused (a dropped or renamed column, any other type change, another record key,
   precombine field or table type). One refused change stops the job before it writes
   anything.
+- the widened columns, for which the job rewrites the table once in the new types before
+  it writes anything else (lakehouse_job.table_widening): Hudi's reader and Trino read a
+  Parquet file only in the type it was written in, so every file must be in the new one.
 
 Types are compared as Spark's simple type strings (string, bigint, double, boolean,
 timestamp, date, decimal(p,s), struct<...>, array<...>, map<...>), which is also what
@@ -36,15 +39,16 @@ ChangeKind = Literal[
     "new table", "add", "widen", "drop", "retype", "record key", "precombine", "table type"
 ]
 
-# old -> the types it may become. Only what every part accepts: Hudi 0.15's metastore sync
-# changes a column's type only from int to bigint and from float to double
-# (HiveSchemaUtil.isSchemaTypeUpdateAllowed; bigint -> double failed there after the
-# commit had been written), and Trino 476 reads a Parquet column only in a type its files
-# can be read as (a double file under a bigint column: "Unsupported Trino column type").
+# Widenings of the top-level primitive types (Spark simple type strings) every reader
+# takes once the table is rewritten: integers to double (exact up to 2**53), and to a
+# decimal with room for every value of the integer type.
 _WIDENINGS: Final[Mapping[str, frozenset[str]]] = {
-    "int": frozenset({"bigint"}),
+    "int": frozenset({"bigint", "double"}),
     "float": frozenset({"double"}),
+    "bigint": frozenset({"double"}),
 }
+_INTEGER_DIGITS: Final[Mapping[str, int]] = {"int": 10, "bigint": 19}
+_DECIMAL: Final = re.compile(r"decimal\((\d+),(\d+)\)")
 
 HUDI_META_PREFIX: Final = "_hoodie_"
 
@@ -86,6 +90,11 @@ class TablePlan:
     def refused(self) -> list[Change]:
         return [c for c in self.changes if not c.allowed]
 
+    @property
+    def widened(self) -> dict[str, str]:
+        """Column -> its new type, for every widened column (the table is rewritten)."""
+        return {c.column: c.new for c in self.changes if c.kind == "widen" and c.column and c.new}
+
 
 def row_columns(spec: TableSpec) -> list[tuple[str, str]]:
     """The columns the job writes for `spec`, as (name, Spark simple type), in declaration
@@ -104,8 +113,43 @@ def row_columns(spec: TableSpec) -> list[tuple[str, str]]:
 
 
 def widens(old: str, new: str) -> bool:
-    """Whether a stored column of type `old` may be declared as `new` (see _WIDENINGS)."""
-    return new in _WIDENINGS.get(old, ())
+    """Whether a stored column of type `old` may be declared as `new` with every stored
+    value kept exactly (integers to double: up to 2**53): an integer to double or to a
+    decimal with enough integer digits, a decimal to one with at least as many integer
+    digits and as many fraction digits. Nested types keep theirs."""
+    old, new = normalize_type(old), normalize_type(new)
+    if new in _WIDENINGS.get(old, ()):
+        return True
+    target = _DECIMAL.fullmatch(new)
+    if target is None or old == new:
+        return False
+    precision, scale = int(target[1]), int(target[2])
+    if old in _INTEGER_DIGITS:
+        return precision - scale >= _INTEGER_DIGITS[old]
+    source = _DECIMAL.fullmatch(old)
+    if source is None:
+        return False
+    old_precision, old_scale = int(source[1]), int(source[2])
+    return scale >= old_scale and precision - scale >= old_precision - old_scale
+
+
+def normalize_type(kind: str) -> str:
+    """A type string as Spark prints it: lower case, no spaces or backticks (the
+    metastore keeps what its writer sent, e.g. Hudi's hive sync writes BIGINT)."""
+    return re.sub(r"[\s`]", "", kind).lower()
+
+
+def metastore_widenings(
+    metastore_columns: Iterable[tuple[str, str]], declared: Mapping[str, str]
+) -> dict[str, str]:
+    """Column -> declared type, for each metastore column still in a type that the declared
+    one widens: what to change in the metastore once the table is rewritten, since Hudi
+    0.15's hive sync widens only int to bigint and float to double by itself."""
+    return {
+        name: declared[name]
+        for name, kind in metastore_columns
+        if name in declared and widens(kind, declared[name])
+    }
 
 
 def plan_table(
@@ -171,7 +215,9 @@ def plan_table(
                         old,
                         new,
                         True,
-                        f"{where}: column {column!r} widened from {old} to {new}",
+                        f"{where}: column {column!r} widened from {old} to {new}; the "
+                        "table is rewritten once in the new types at start (every row, one "
+                        "commit) and the metastore follows",
                     )
                 )
             else:
@@ -180,11 +226,12 @@ def plan_table(
                     column,
                     old,
                     new,
-                    f"column {column!r} changed type from {old} to {new}. A stored "
-                    "column keeps its type here (Hudi 0.15's metastore sync widens only int "
-                    "to bigint and float to double, and Trino reads old files in their own "
-                    "type): declare the old type again, and add the new type as a new "
-                    f"column (e.g. '{column}_v2') and fill it from the raw copy with "
+                    f"column {column!r} changed type from {old} to {new}, which could "
+                    "change or lose stored values (a type may only widen: long to double, "
+                    "long to a decimal with 19 or more integer digits, a decimal to more "
+                    "integer and fraction digits; nested types keep theirs): declare the "
+                    "old type again, and add the new type as a new column (e.g. "
+                    f"'{column}_v2') filled from the raw copy with "
                     f"`lakehouse backfill --table {spec.event_type}`.",
                 )
     stored_names = [n for n, _ in stored.columns]

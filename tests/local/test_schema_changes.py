@@ -2,8 +2,9 @@
 `faults` and `long`).
 
 A column declared in the middle of an entry reaches every table of it (CoW, MoR after
-compaction, the live view, the raw JSON table) with old rows reading NULL; a change the
-existing tables cannot take stops the job before it writes anything.
+compaction, the live view, the raw JSON table) with old rows reading NULL; widened types
+(long to double, a decimal's digits up) are read in the new type, old rows included; a
+change the existing tables cannot take stops the job before it writes anything.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 from dataclasses import replace
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -26,6 +28,11 @@ from tests.support.pipeline import Run, storage_state, tail, wait_for
 pytestmark = pytest.mark.local
 
 ORDER_FIELDS = "      amount: double\n"
+# The test's orders carry a quantity and a unit price, widened by the evolution.
+NARROW = ORDER_FIELDS + "      qty: long\n      price: decimal(10,2)\n"
+WIDE = ORDER_FIELDS + "      qty: double\n      price: decimal(12,2)\n"
+BASE_TABLES = TABLES_YAML.read_text().replace(ORDER_FIELDS, NARROW, 1)
+EVOLVED_TABLES = TABLES_YAML.read_text().replace(ORDER_FIELDS, WIDE + "      coupon: string\n", 1)
 
 
 def order(n: int, second: int, op: str = "u", **fields: object) -> bytes:
@@ -36,10 +43,22 @@ def order(n: int, second: int, op: str = "u", **fields: object) -> bytes:
         "customer_id": f"c-{n % 7}",
         "amount": float(n),
         "status": "created",
+        "qty": n,
+        "price": f"{n}.25",
         "order_ts": f"2026-11-20T10:{second // 60:02d}:{second % 60:02d}.000Z",
     }
     event.update(fields)
     return json.dumps(event).encode()
+
+
+def typed_rows(run: Run, sql_from: str) -> dict[str, tuple]:
+    """qty and price as Trino returns them (a float is a double, a Decimal a decimal)."""
+    rows = run.query(f"SELECT order_id, qty, price {sql_from}", catalog="hive")
+    return {r[0]: (type(r[1]).__name__, r[1], r[2]) for r in rows}
+
+
+def column_types(run: Run, table: str, catalog: str = "hudi") -> dict[str, str]:
+    return {r[0]: r[1] for r in run.query(f"SHOW COLUMNS FROM {table}", catalog=catalog)}
 
 
 def live_rows(run: Run, sql_from: str) -> dict[str, tuple]:
@@ -51,17 +70,19 @@ def test_a_column_added_mid_stream_and_changes_refused_before_writing(
     run: Run, tmp_path: Path
 ) -> None:
     tables = tmp_path / "tables.yaml"
-    tables.write_text(TABLES_YAML.read_text())
+    tables.write_text(BASE_TABLES)
     trino = f"http://127.0.0.1:{run.settings.port('TRINO_PORT')}"
     args = ("--tables", str(tables), "--trino-url", trino)
     # o-010 and o-011 carry a field nobody has declared yet: kept in the raw copy only.
     run.put([order(n, n, **({"coupon": "EARLY"} if n in (10, 11) else {})) for n in range(30)])
     run.run_job("--available-now", *args)
 
-    # Refused: a dropped column, a narrowed type and another record key, all at once.
+    # Refused: a dropped column, a narrowed type, a decimal with fewer integer digits and
+    # another record key, all at once.
     refused = tmp_path / "refused.yaml"
-    text = TABLES_YAML.read_text().replace("      status: string\n", "", 1)
+    text = BASE_TABLES.replace("      status: string\n", "", 1)
     text = text.replace("amount: double", "amount: long", 1)
+    text = text.replace("price: decimal(10,2)", "price: decimal(10,3)", 1)
     refused.write_text(text.replace("record_key: order_id", "record_key: customer_id", 1))
     run.put([order(n, 100 + n) for n in range(30, 35)], start=1000)
     before = storage_state(run)
@@ -73,6 +94,7 @@ def test_a_column_added_mid_stream_and_changes_refused_before_writing(
         "nothing was written",
         "column 'status' (string) is in the table but no longer declared",
         "column 'amount' changed type from double to bigint",
+        "column 'price' changed type from decimal(10,2) to decimal(10,3)",
         "record_key changed from 'order_id' to 'customer_id'",
         f"{refused}, entry 'orders', table hudi_orders_mor",
     ):
@@ -82,14 +104,12 @@ def test_a_column_added_mid_stream_and_changes_refused_before_writing(
     assert cli.main(diff) == EXIT_REFUSED_CONFIG  # `lakehouse schema diff` says so first
     assert run.query("SHOW COLUMNS FROM hudi_orders_cow") == columns_before
 
-    # Evolved: `coupon` declared between amount and status; updates, deletes and a late
-    # (older) update of keys written before the change.
-    tables.write_text(
-        TABLES_YAML.read_text().replace(ORDER_FIELDS, ORDER_FIELDS + "      coupon: string\n", 1)
-    )
+    # Evolved: `coupon` declared between amount and status, qty and price widened; updates,
+    # deletes and a late (older) update of keys written before the change.
+    tables.write_text(EVOLVED_TABLES)
     run.put(
         [
-            order(1, 200, status="paid", coupon="WINTER"),
+            order(1, 200, status="paid", coupon="WINTER", qty=1.5, price="1234567890.12"),
             order(2, 200, op="d"),
             order(3, 200, status="shipped"),  # no coupon: NULL
             order(4, 2, status="stale", coupon="LATE"),  # older than o-004's first event
@@ -119,9 +139,26 @@ def test_a_column_added_mid_stream_and_changes_refused_before_writing(
     assert live_rows(run, f"FROM hudi.{db}.hudi_orders_mor_ro {not_deleted}") == expected, "MoR"
     # Users see declaration order; the tables appended the column.
     view_columns = [r[0] for r in run.query("SHOW COLUMNS FROM orders", catalog="hive")]
-    assert view_columns[:6] == ["order_id", "customer_id", "amount", "coupon", "status", "order_ts"]
+    assert view_columns[:8] == [
+        *("order_id", "customer_id", "amount", "qty", "price", "coupon", "status", "order_ts")
+    ]
     cow_columns = [r[0] for r in run.query("SHOW COLUMNS FROM hudi_orders_cow")]
     assert cow_columns[-1] == "coupon"
+    # The widened columns, old rows included, in their new types everywhere.
+    widened = {"qty": "double", "price": "decimal(12,2)"}
+    for table, catalog in (("hudi_orders_cow", "hudi"), ("hudi_orders_mor_ro", "hudi")):
+        assert widened.items() <= column_types(run, table, catalog).items(), table
+    assert widened.items() <= column_types(run, "orders", "hive").items(), "live view"
+    typed = {
+        key: ("float", float(n), Decimal(f"{n}.25"))
+        for n in (*range(35), 40)
+        if (key := f"o-{n:03d}") != "o-002"
+    }
+    typed["o-001"] = ("float", 1.5, Decimal("1234567890.12"))
+    assert typed_rows(run, "FROM orders") == typed, "live view, widened"
+    assert typed_rows(run, f"FROM hudi.{db}.hudi_orders_cow {not_deleted}") == typed, "CoW"
+    assert typed_rows(run, f"FROM hudi.{db}.hudi_orders_mor_ro {not_deleted}") == typed, "MoR"
+    assert "widening hudi_orders_mor (qty to double, price to decimal(12,2))" in run.log.read_text()
     json_rows = run.query("SELECT count(*), count(coupon) FROM orders_json", catalog="hive")
     assert json_rows == [[40, 3]]  # every event as it arrived; three carried a coupon
     assert "Trino: orders_json has other columns than declared now" in run.log.read_text()
@@ -141,25 +178,33 @@ def test_a_column_added_mid_stream_and_changes_refused_before_writing(
     assert len(run.raw_json_lines("hudi_orders")) == 40  # the raw copy is not written again
 
 
-EVOLUTION_POINTS = ("after:hudi_orders_cow", "during:HiveSyncTool.syncHoodieTable", "before-commit")
+EVOLUTION_POINTS = (
+    "during:SparkRDDWriteClient.insertOverwriteTable",  # the first widening rewrite
+    "after-rewrite:hudi_orders_cow",  # rewritten, the metastore not yet changed
+    "after:hudi_orders_cow",
+    "during:HiveSyncTool.syncHoodieTable",
+    "before-commit",
+)
 
 
 @pytest.mark.faults
 @pytest.mark.long
 def test_a_crash_at_each_step_of_an_evolution_converges(run: Run, tmp_path: Path) -> None:
-    """The job killed after the first commit in the new schema (CoW written, MoR not),
+    """The job killed during the rewrite of a widened table, after it (before the
+    metastore is changed), after the first commit in the new schema (CoW written, MoR not),
     during that commit's metastore sync and before Spark commits the batch: each restart
-    replays the batch, whose first commit of the run syncs the metastore again."""
+    rewrites again or aligns the metastore, and replays the batch, whose first commit of
+    the run syncs the metastore again."""
     tables = tmp_path / "tables.yaml"
-    tables.write_text(TABLES_YAML.read_text())
+    tables.write_text(BASE_TABLES)
     trino = f"http://127.0.0.1:{run.settings.port('TRINO_PORT')}"
     run.put([order(n, n) for n in range(40)])
     run.run_job("--available-now", "--tables", str(tables), "--trino-url", trino)
 
-    tables.write_text(
-        TABLES_YAML.read_text().replace(ORDER_FIELDS, ORDER_FIELDS + "      coupon: string\n", 1)
-    )
-    updates = [order(n, 100 + n, status="paid", coupon=f"C{n}") for n in range(0, 40, 2)]
+    tables.write_text(EVOLVED_TABLES)
+    updates = [
+        order(n, 100 + n, status="paid", coupon=f"C{n}", qty=n + 0.5) for n in range(0, 40, 2)
+    ]
     run.put(updates, start=1000)
     state = tmp_path / "crash-state"
     job_args = run.job_args(
@@ -193,3 +238,7 @@ def test_a_crash_at_each_step_of_an_evolution_converges(run: Run, tmp_path: Path
         "the live view with the new column",
     )
     assert live_rows(run, "FROM orders") == expected, "live view"
+    typed = {f"o-{n:03d}": ("float", n + (n % 2 == 0) * 0.5, Decimal(f"{n}.25")) for n in range(40)}
+    for table in ("hudi_orders_cow", "hudi_orders_mor_ro"):
+        assert typed_rows(run, f"FROM hudi.{db}.{table}") == typed, table
+    assert column_types(run, "orders", "hive")["price"] == "decimal(12,2)"

@@ -33,6 +33,7 @@ def scope_of(nodeid: str) -> str:
     return module if module in WHOLE_MODULES else nodeid
 
 
+@pytest.hookimpl(optionalhook=True)  # a run without xdist (-p no:xdist) has no such hook
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     from xdist.scheduler import LoadScopeScheduling
 

@@ -46,11 +46,13 @@ class FakeSpark:
     def __init__(self, fail_path: str | None = None) -> None:
         self.conf = FakeConf()
         self.statements: list[str] = []
+        self.conf_at_call: list[dict[str, str]] = []
         self.fail_path = fail_path
         self.called = threading.Event()
 
     def sql(self, text: str) -> FakeResult:
         self.statements.append(text)
+        self.conf_at_call.append(dict(self.conf.values))
         self.called.set()
         if self.fail_path and self.fail_path in text:
             raise RuntimeError("lock held by the writer")
@@ -108,7 +110,9 @@ def test_a_failed_compaction_is_logged_and_the_thread_keeps_going(
 def test_compact_fully_runs_pending_plans_then_schedules_and_executes_every_table() -> None:
     fake = FakeSpark()
     runner(fake).compact_fully()
-    assert fake.conf.values == {"hoodie.compact.inline.max.delta.commits": "1"}
+    during = {**SHARED_WITH_COMPACTOR, "hoodie.compact.inline.max.delta.commits": "1"}
+    assert fake.conf_at_call == [during] * 4
+    assert fake.conf.values == SHARED_WITH_COMPACTOR  # the writer's own plans as before
     # A plan left pending would otherwise hold its file groups out of the new plan.
     assert [s.split(",")[0] for s in fake.statements] == [
         "CALL run_compaction(op => 'run'",

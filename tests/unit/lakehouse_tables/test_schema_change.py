@@ -14,6 +14,7 @@ from lakehouse_tables.schema_change import (
     avro_to_spark,
     commit_schema,
     completed_instants,
+    metastore_widenings,
     parse_properties,
     plan_table,
     refusal_report,
@@ -80,14 +81,58 @@ def test_a_dropped_or_renamed_column_is_refused_with_what_to_do() -> None:
     assert "declare it again" in refused.message
 
 
-def test_type_changes_other_than_what_the_metastore_sync_widens_are_refused() -> None:
+def test_a_narrowed_or_changed_type_is_refused() -> None:
     schema = {**ORDERS.schema, "amount": "long"}  # double -> bigint narrows
     (refused,) = plan_table(with_schema(ORDERS, schema), "COPY_ON_WRITE", stored()).refused
     assert (refused.kind, refused.old, refused.new) == ("retype", "double", "bigint")
     assert "as a new column (e.g. 'amount_v2')" in refused.message
-    assert not widens("bigint", "double")  # Hudi 0.15's hive sync refuses it after the commit
-    assert widens("int", "bigint") and widens("float", "double")
-    assert not widens("double", "bigint") and not widens("string", "bigint")
+    assert "a type may only widen" in refused.message
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "allowed"),
+    [
+        ("bigint", "double", True),
+        ("int", "bigint", True),
+        ("float", "double", True),
+        ("bigint", "decimal(19,0)", True),  # every long fits
+        ("bigint", "decimal(21,2)", True),
+        ("bigint", "decimal(18,0)", False),  # 2**63 - 1 has 19 digits
+        ("bigint", "decimal(20,2)", False),
+        ("int", "decimal(10,0)", True),
+        ("decimal(10,2)", "decimal(12,2)", True),
+        ("decimal(10,2)", "decimal(11,3)", True),  # 8 integer digits, one more fraction
+        ("decimal(10,2)", "decimal(11,4)", False),  # 7 integer digits: values would not fit
+        ("decimal(10,2)", "decimal(12,1)", False),  # a fraction digit lost
+        ("decimal(10,2)", "decimal(10,2)", False),  # unchanged is no widening
+        ("decimal(10,2)", "double", False),  # inexact
+        ("double", "bigint", False),
+        ("double", "decimal(38,10)", False),
+        ("string", "bigint", False),
+        ("struct<q:bigint>", "struct<q:double>", False),  # nested types keep theirs
+        ("BIGINT", "double", True),  # the metastore's spelling
+    ],
+)
+def test_which_type_changes_widen(old: str, new: str, allowed: bool) -> None:
+    assert widens(old, new) is allowed
+
+
+def test_a_widened_column_is_planned_for_a_rewrite_in_place() -> None:
+    base = {**ORDERS.schema, "qty": "long", "price": "decimal(10,2)"}
+    table = stored(with_schema(ORDERS, base))
+    wider = {**base, "qty": "double", "price": "decimal(12,2)"}
+    plan = plan_table(with_schema(ORDERS, wider), "COPY_ON_WRITE", table)
+    assert plan.refused == []
+    assert plan.widened == {"qty": "double", "price": "decimal(12,2)"}
+    assert list(plan.column_order) == [name for name, _ in table.columns]
+    assert all("rewritten once in the new types" in c.message for c in plan.changes)
+
+
+def test_the_metastore_follows_only_widenings_of_what_it_holds() -> None:
+    declared = {"qty": "double", "price": "decimal(12,2)", "status": "string", "n": "bigint"}
+    metastore = [("qty", "BIGINT"), ("price", "decimal(10,2)"), ("status", "string"),
+                 ("n", "double"), ("gone", "int")]  # fmt: skip
+    assert metastore_widenings(metastore, declared) == {"qty": "double", "price": "decimal(12,2)"}
 
 
 def test_other_keys_are_refused() -> None:
