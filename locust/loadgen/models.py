@@ -32,6 +32,7 @@ import random
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from lakehouse_tables import rules, types
@@ -175,7 +176,8 @@ class Model:
 
 
 class OrdersModel(Model):
-    fields = ("customer_id", "amount", "status")
+    fields = ("customer_id", "amount", "status", "items")
+    SKUS = 200
     STATUSES = ("paid", "shipped", "delivered", "cancelled", "returned")
 
     def __init__(self, spec: TableSpec, rng: random.Random) -> None:
@@ -189,10 +191,22 @@ class OrdersModel(Model):
             status = "created"
         else:
             status = r.choice(self.STATUSES)
+        lines = [
+            (
+                f"sku-{r.randrange(self.SKUS):04d}",
+                r.randint(1, 5),
+                Decimal(r.randrange(100, 20000)) / 100,
+            )
+            for _ in range(r.randint(1, 3))
+        ]
+        # A price is sent as a JSON string: exact, as a decimal column keeps it.
+        items = [{"sku": sku, "qty": qty, "price": f"{price:.2f}"} for sku, qty, price in lines]
+        total = sum((qty * price for _, qty, price in lines), Decimal(0))
         return {
             "customer_id": self.customer[key],
-            "amount": round(r.uniform(1, 500), 2),
+            "amount": float(total),
             "status": status,
+            "items": items,
         }
 
     def forget(self, key: str) -> None:
@@ -236,7 +250,9 @@ class TickerModel(Model):
 
 
 class ClicksModel(Model):
-    fields = ("user_id", "session_id", "page", "action")
+    fields = ("user_id", "session_id", "page", "action", "properties")
+    REFERRERS = ("direct", "search", "email", "social")
+    DEVICES = ("desktop", "mobile", "tablet")
     PAGES = ("/", "/search", "/product", "/cart", "/checkout", "/account", "/help")
     ACTIONS = ("view", "click", "scroll", "add_to_cart", "purchase")
 
@@ -254,6 +270,7 @@ class ClicksModel(Model):
             "session_id": self.sessions[user],
             "page": r.choice(self.PAGES),
             "action": r.choice(self.ACTIONS),
+            "properties": {"referrer": r.choice(self.REFERRERS), "device": r.choice(self.DEVICES)},
         }
 
 

@@ -124,6 +124,14 @@ def _commit_time(value: str) -> datetime:
     return datetime.strptime(value[:17], "%Y%m%d%H%M%S%f").replace(tzinfo=UTC)
 
 
+# Orders carry their line items as array<struct<sku, qty, price decimal(10,2)>>.
+TOP_ITEMS_SQL = (
+    "SELECT i.sku, sum(i.qty) AS units, sum(i.qty * i.price) AS revenue "
+    "FROM hudi_orders_cow CROSS JOIN UNNEST(items) AS i (sku, qty, price) "
+    "WHERE NOT _is_deleted GROUP BY i.sku ORDER BY revenue DESC, i.sku LIMIT 5"
+)
+
+
 def report(settings: Settings, say: Progress) -> None:
     cursor = trino_connection(settings.endpoints, schema=settings["LAKEHOUSE_DATABASE"]).cursor()
 
@@ -146,6 +154,11 @@ def report(settings: Settings, say: Progress) -> None:
     say(f"  {sql}")
     for customer, orders, total in one(sql):
         say(f"    {customer:<40} {orders:>4} orders {total:>12,.2f}")
+
+    say("\nNested query: best-selling items (each order's items array, unnested)")
+    say(f"  {TOP_ITEMS_SQL}")
+    for sku, units, revenue in one(TOP_ITEMS_SQL):
+        say(f"    {sku:<40} {units:>4} units {revenue:>12,.2f}")
 
     newest = one("SELECT max(order_ts), max(_hoodie_commit_time) FROM hudi_orders_cow")[0]
     if newest[0] is not None:

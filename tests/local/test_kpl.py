@@ -11,10 +11,12 @@ import io
 import json
 from collections import Counter
 from dataclasses import replace
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
+from lakehouse import demo
 from lakehouse.clients import trino_connection
 from lakehouse.job_launcher import job_spec
 from lakehouse.supervisor import Supervisor
@@ -82,6 +84,16 @@ def check_against_ledger(run: Run, ledger: Path) -> None:
             out=out,
         )
         assert diff.ok and diff.matched > 0, out.getvalue()
+    # `make demo`'s nested query (UNNEST of each order's items) adds up what was sent.
+    units: Counter[str] = Counter()
+    revenue: Counter[str] = Counter()
+    for row in expected_state(read_ledger(str(ledger)), load_tables()).rows["orders"].values():
+        for item in row["items"] or []:
+            units[item["sku"]] += item["qty"]
+            revenue[item["sku"]] += item["qty"] * Decimal(item["price"])
+    top = sorted(revenue, key=lambda sku: (-revenue[sku], sku))[:5]
+    expected = [[sku, units[sku], revenue[sku]] for sku in top]
+    assert top and run.query(demo.TOP_ITEMS_SQL) == expected
 
 
 def corrupt_aggregate() -> bytes:

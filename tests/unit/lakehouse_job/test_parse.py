@@ -289,6 +289,7 @@ def test_valid_order_is_typed(collected: Collected) -> None:
         "amount": 12.5,
         "status": "created",
         "order_ts": micros("2026-11-22T23:59:59.999+00:00"),
+        "items": None,
         "partition_date": "2026-11-22",
         "_op": "c",
         "_is_deleted": False,

@@ -2,8 +2,11 @@
 
 import pytest
 from pyspark.sql.types import (
+    ArrayType,
     BooleanType,
+    DecimalType,
     DoubleType,
+    LongType,
     StringType,
     StructField,
     StructType,
@@ -27,9 +30,21 @@ def test_spark_types_follow_declaration_order() -> None:
             StructField("amount", DoubleType()),
             StructField("status", StringType()),
             StructField("order_ts", TimestampType()),
+            StructField(
+                "items",
+                ArrayType(
+                    StructType(
+                        [
+                            StructField("sku", StringType()),
+                            StructField("qty", LongType()),
+                            StructField("price", DecimalType(10, 2)),
+                        ]
+                    )
+                ),
+            ),
         ]
     )
-    assert valid_row_type(orders).fieldNames()[5:] == [
+    assert valid_row_type(orders).fieldNames()[6:] == [
         "partition_date",
         "_op",
         "_is_deleted",

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from lakehouse_tables.declarations import TABLES_YAML, TablesConfigError, load_tables, parse_tables
-from lakehouse_tables.types import Decimal
+from lakehouse_tables.types import Decimal, parse_type
 
 pytestmark = pytest.mark.unit
 
@@ -60,6 +60,7 @@ def test_project_tables_yaml_loads() -> None:
         ("amount", "double"),
         ("status", "string"),
         ("order_ts", "timestamp"),
+        ("items", parse_type("array<struct<sku:string,qty:long,price:decimal(10,2)>>")),
     ]
     assert (orders.record_key, orders.precombine) == ("order_id", "order_ts")
     assert (orders.partition_name, orders.partition_source) == ("partition_date", "order_ts")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import replace
+from typing import cast
 
 import pytest
 
@@ -23,7 +24,7 @@ from lakehouse_tables.schema_change import (
     table_type_changes,
     widens,
 )
-from lakehouse_tables.types import parse_type
+from lakehouse_tables.types import FieldType, parse_type
 
 pytestmark = pytest.mark.unit
 
@@ -42,7 +43,13 @@ def stored(spec: TableSpec = ORDERS, **overrides: object) -> StoredTable:
 
 
 def with_schema(spec: TableSpec, schema: Mapping[str, object]) -> TableSpec:
-    return replace(spec, schema={name: parse_type(t) for name, t in schema.items()})
+    return replace(
+        spec,
+        schema={
+            n: parse_type(t) if isinstance(t, str) else cast(FieldType, t)
+            for n, t in schema.items()
+        },
+    )
 
 
 def test_an_unchanged_declaration_plans_no_change() -> None:

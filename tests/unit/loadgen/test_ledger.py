@@ -108,6 +108,7 @@ def test_duplicates_unacked_and_malformed(tables: Tables) -> None:
             "amount": 2.0,
             "status": "paid",
             "order_ts": parse_iso_ms(ts(2)),
+            "items": None,  # not sent: NULL
             "partition_date": "2026-11-22",
         }
     }

@@ -133,14 +133,15 @@ def test_verify_tables_end_to_end_without_trino(tmp_path: Path, tables: Tables) 
     line = {"acked": True, "dup": False, "shard_id": "s", "sequence_number": "1",
             "data": json.dumps(ev)}  # fmt: skip
     (tmp_path / "ledger-a-w0-1.jsonl").write_text(json.dumps(line) + "\n")
-    row = ("o1", "c", 5.0, "created", datetime(2026, 11, 22, 19), "2026-11-22")
+    row = ("o1", "c", 5.0, "created", datetime(2026, 11, 22, 19), None, "2026-11-22")
     conn = FakeConn([row])
     out = io.StringIO()
     diffs = verify_tables(tables, str(tmp_path), conn, "hudi", "default",
                           where="_hoodie_is_deleted = false", out=out)  # fmt: skip
     assert [d.ok for d in diffs] == [True]
     assert conn.sql == [
-        'SELECT "order_id", "customer_id", "amount", "status", "order_ts", "partition_date" '
+        'SELECT "order_id", "customer_id", "amount", "status", "order_ts", "items", '
+        '"partition_date" '
         'FROM "hudi"."default"."hudi_orders_cow" WHERE _hoodie_is_deleted = false'
     ]
     assert "hudi_orders_cow" in out.getvalue()
@@ -156,12 +157,12 @@ def test_a_ledger_speaks_for_its_own_generators_keys_only(tmp_path: Path, tables
             "sequence_number": "1", "data": json.dumps(ev)}  # fmt: skip
     (tmp_path / "ledger-r1-w0-1.jsonl").write_text(json.dumps(line) + "\n")
     when = datetime(2026, 11, 22, 19)
-    mine = ("r1-w0-u0-ord-1", "c", 5.0, "created", when, "2026-11-22")
-    notebook = ("qs1-ord-7", "c", 1.0, "created", when, "2026-11-22")
+    mine = ("r1-w0-u0-ord-1", "c", 5.0, "created", when, None, "2026-11-22")
+    notebook = ("qs1-ord-7", "c", 1.0, "created", when, None, "2026-11-22")
     diffs = verify_tables(tables, str(tmp_path), FakeConn([mine, notebook]), "hudi", "default",
                           event_types=["orders"], out=io.StringIO())  # fmt: skip
     assert diffs[0].ok and diffs[0].actual == 1
-    ghost = ("r1-w0-u0-ord-2", "c", 1.0, "created", when, "2026-11-22")
+    ghost = ("r1-w0-u0-ord-2", "c", 1.0, "created", when, None, "2026-11-22")
     diffs = verify_tables(tables, str(tmp_path), FakeConn([mine, ghost]), "hudi", "default",
                           event_types=["orders"], out=io.StringIO())  # fmt: skip
     assert not diffs[0].ok and diffs[0].extra == 1
