@@ -144,13 +144,17 @@ class Lakehouse:
     def differences(self, sent: Sent, rows: Mapping[str, Mapping[str, Any]]) -> list[str]:
         """How `rows` (key -> row, e.g. live_rows) differ from what `sent` should leave:
         missing and extra keys, and changed values of the declared non-time columns."""
+        from loadgen.verify import normalize_actual
+
         spec = self.tables[sent.event_type]
-        compared = [c for c, kind in spec.schema.items() if kind != "timestamp"]
+        compared = [(c, kind) for c, kind in spec.schema.items() if kind != "timestamp"]
         problems = [f"missing {k}" for k in sorted(sent.keys - set(rows))]
         problems += [f"extra {k}" for k in sorted(set(rows) - sent.keys)]
         for key in sorted(sent.keys & set(rows)):
-            for column in compared:
-                want, got = sent.expected[key].get(column), rows[key].get(column)
+            for column, kind in compared:
+                # Trino's values in the ledger's form (decimals, nested rows and lists).
+                want = sent.expected[key].get(column)
+                got = normalize_actual(kind, rows[key].get(column))
                 if not _same(want, got):
                     problems.append(f"{key}.{column}: expected {want!r}, got {got!r}")
         return problems

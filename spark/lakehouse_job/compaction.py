@@ -58,8 +58,11 @@ class CompactionRunner:
         last_writes: Callable[[], Mapping[str, float]] | None = None,
         clock: Callable[[], float] = time.monotonic,
         write_lock: threading.Lock | None = None,
+        on_compaction: Callable[[str, bool], None] | None = None,
     ) -> None:
         self.spark = spark
+        # (table name, succeeded) after each compaction of a pending plan (job metrics)
+        self.on_compaction = on_compaction or (lambda _table, _ok: None)
         self.tables = tables
         self.interval_s = interval_s
         # table path -> clock() of its last write (the writer's); see compact_quiet_tables
@@ -163,6 +166,7 @@ class CompactionRunner:
         try:
             self._call("run", path, options)
         except Exception as exc:  # keep ingesting; the next round retries the plan
+            self.on_compaction(path.rstrip("/").rsplit("/", 1)[-1], False)
             health.failures += 1
             health.consecutive_failures += 1
             health.last_error = str(exc).splitlines()[0][:500] if str(exc) else repr(exc)
@@ -180,6 +184,7 @@ class CompactionRunner:
                 )
                 log.error("%s", self.failed)
             return
+        self.on_compaction(path.rstrip("/").rsplit("/", 1)[-1], True)
         health.runs += 1
         health.consecutive_failures = 0
         health.last_success_at = time.time()

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -29,6 +29,7 @@ from lakehouse_job.compaction import CompactionRunner
 from lakehouse_job.crash_points import CrashPoints
 from lakehouse_job.dedupe import dedupe
 from lakehouse_job.hudi_options import PROFILES, SinkSettings, merge_options, table_path
+from lakehouse_job.metrics import UNKNOWN_EVENT_TYPE, BatchMetrics, JobMetrics
 from lakehouse_job.parse import REASON, split_batch
 from lakehouse_job.progress import ProgressLog
 from lakehouse_job.query_views import QueryViews, query_objects, trino_executor
@@ -39,7 +40,12 @@ from lakehouse_job.table_recovery import clear_unfinished_tables, has_commit, ti
 from lakehouse_job.table_widening import apply_widenings
 from lakehouse_job.writer_lock import WriterLock, WriterLockError
 from lakehouse_tables import columns
-from lakehouse_tables.declarations import TableSpec, default_tables_path, load_tables
+from lakehouse_tables.declarations import (
+    TablesConfigError,
+    TableSpec,
+    default_tables_path,
+    load_tables,
+)
 from lakehouse_tables.schema_change import SchemaChangeRefused
 
 log = logging.getLogger("lakehouse_job")
@@ -157,6 +163,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--master", default=_env("SPARK_MASTER"))
     p.add_argument(
+        "--metrics-port",
+        type=int,
+        default=int(_env("LAKEHOUSE_JOB_METRICS_PORT", "0") or 0),
+        help="serve the job's own metrics for Prometheus on this port (0: not served)",
+    )
+    p.add_argument(
+        "--metrics-host",
+        default=_env("LAKEHOUSE_JOB_METRICS_HOST", "127.0.0.1"),
+        help="address the metrics are served on (compose: 0.0.0.0)",
+    )
+    p.add_argument(
         "--metrics-file",
         default=_env("LAKEHOUSE_METRICS_FILE"),
         help="append one JSON line per micro-batch (the benchmark reads it)",
@@ -172,18 +189,6 @@ class Write:
     name: str
     run: Callable[[], None]
     synced: tuple[str, tuple[str, ...]] | None = None
-
-
-@dataclass
-class BatchMetrics:
-    """What one micro-batch did and how long each sink took, in seconds."""
-
-    batch_id: int
-    records: int = 0
-    valid: dict[str, int] = field(default_factory=dict)
-    quarantined: int = 0
-    seconds: dict[str, float] = field(default_factory=dict)
-    finished_at: float = 0.0
 
 
 class MetastoreSync:
@@ -222,8 +227,10 @@ class BatchWriter:
         crash: CrashPoints | None = None,
         column_orders: Mapping[str, Sequence[str]] | None = None,
         raw_copy: bool = True,
+        job_metrics: JobMetrics | None = None,
     ) -> None:
         self.specs = specs
+        self.job_metrics = job_metrics
         self.raw_copy = raw_copy  # False: a backfill re-reads the raw copy, never rewrites it
         # Table name -> the columns in the order the table stores them (schema_evolution):
         # a column declared since is appended, whatever its place in the declaration.
@@ -246,7 +253,7 @@ class BatchWriter:
         classified = split.classified.persist()
         cached: list[DataFrame] = [classified]
         try:
-            counts = self._counts(classified)
+            counts, metrics.oldest_arrival = self._counts(classified)
             metrics.records = sum(counts.values())
             # Submitted in this order: the Hudi tables first (what readers wait for),
             # then the raw JSON copies, then the quarantine.
@@ -290,7 +297,10 @@ class BatchWriter:
                         path = table_path(self.sink, spec, table_type)
                         mor_tables[path] = merge_options(spec)
             writes.extend(copies)
-            metrics.quarantined = sum(n for (_, ok), n in counts.items() if not ok)
+            metrics.quarantined_by_type = {
+                et or UNKNOWN_EVENT_TYPE: n for (et, ok), n in counts.items() if not ok
+            }
+            metrics.quarantined = sum(metrics.quarantined_by_type.values())
             if metrics.quarantined:
                 # Persisted: its dates are read before the write, and the date falls back
                 # to the current time, which must not change between the two.
@@ -324,13 +334,16 @@ class BatchWriter:
         )
 
     @staticmethod
-    def _counts(classified: DataFrame) -> dict[tuple[str | None, bool], int]:
+    def _counts(classified: DataFrame) -> tuple[dict[tuple[str | None, bool], int], float | None]:
+        """Records per (event type, valid), and the oldest record's Kinesis arrival (epoch
+        seconds), in one pass."""
         rows = (
             classified.groupBy(F.col(envelope.EVENT_TYPE), F.col(REASON).isNull().alias("ok"))
-            .count()
+            .agg(F.count(F.lit(1)), F.min(F.col(envelope.ARRIVAL).cast("double")))
             .collect()
         )
-        return {(r[0], bool(r[1])): int(r[2]) for r in rows}
+        oldest = [float(r[3]) for r in rows if r[3] is not None]
+        return {(r[0], bool(r[1])): int(r[2]) for r in rows}, min(oldest, default=None)
 
     def _run_writes(self, writes: list[Write], metrics: BatchMetrics) -> None:
         """Run the sinks' writes side by side: each is mostly waiting on S3, the
@@ -342,6 +355,7 @@ class BatchWriter:
             begun = time.monotonic()
             write()
             metrics.seconds[name] = round(time.monotonic() - begun, 3)
+            metrics.written_at[name] = time.time()
             self.crash.reached(f"after:{name}")
 
         with ThreadPoolExecutor(max_workers=self.parallel_writes) as pool:
@@ -350,6 +364,8 @@ class BatchWriter:
             future.result()
 
     def _report(self, metrics: BatchMetrics) -> None:
+        if self.job_metrics is not None:
+            self.job_metrics.observe_batch(metrics)
         line = json.dumps(metrics.__dict__, sort_keys=True)
         log.info("batch %s", line)
         if self.metrics_file:
@@ -447,7 +463,10 @@ class TriggerWatchdog:
 
 
 def run(args: argparse.Namespace) -> int:
-    specs = load_tables(args.tables)
+    try:
+        specs = load_tables(args.tables)
+    except TablesConfigError as invalid:  # a restart cannot fix it: not restarted (exit 5)
+        return _refuse(None, GracefulStop(), f"the tables file is not valid: {invalid}")
     sink = SinkSettings(
         base_path=args.warehouse,
         raw_base_path=args.raw,
@@ -473,6 +492,9 @@ def run(args: argparse.Namespace) -> int:
         plans = plan_tables(spark, specs, sink, args.tables)
     except SchemaChangeRefused as refused:
         return _refuse(spark, stop, str(refused))
+    job_metrics = JobMetrics()
+    if args.metrics_port:
+        job_metrics.serve(args.metrics_port, args.metrics_host)
     writer = BatchWriter(
         specs,
         sink,
@@ -480,6 +502,7 @@ def run(args: argparse.Namespace) -> int:
         args.parallel_writes,
         crash,
         column_orders={name: plan.column_order for name, plan in plans.items()},
+        job_metrics=job_metrics,
     )
     # Tables an earlier run wrote are compacted from the start: a plan it left, or the final
     # compaction, must not wait for this run to bring new rows to the table.
@@ -493,6 +516,7 @@ def run(args: argparse.Namespace) -> int:
         status,
         last_writes=lambda: writer.mor_written_at,
         write_lock=writer.write_lock,
+        on_compaction=job_metrics.observe_compaction,
     )
     apply_widenings(spark, specs, sink, plans, compactor.compact_table_fully, crash)
     compactor.start()
@@ -508,8 +532,7 @@ def run(args: argparse.Namespace) -> int:
         stream_writer = stream_writer.trigger(processingTime=f"{args.trigger_seconds} seconds")
     if args.metrics_file:
         spark.streams.addListener(ProgressLog(args.metrics_file))
-    if args.status_file:
-        spark.streams.addListener(LagListener(status))
+    spark.streams.addListener(LagListener(status, on_lag=job_metrics.observe_lag))
     query = stream_writer.start()
     log.info(
         "streaming from %s into %s (checkpoint %s)", args.stream, args.warehouse, args.checkpoint
@@ -541,13 +564,14 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _refuse(spark: SparkSession, stop: GracefulStop, error: str) -> int:
+def _refuse(spark: SparkSession | None, stop: GracefulStop, error: str) -> int:
     """A configuration the job cannot apply: logged, nothing written, exit 5."""
     log.error("%s", error)
     if os.environ.get(HOLD_ON_REFUSAL_ENV) == "1":
         # Compose restarts any failed container, and a restart cannot fix a tables file or
         # a stream list: hold, with the error in the log, until the container is stopped.
-        spark.stop()
+        if spark is not None:
+            spark.stop()
         log.error("holding until stopped: fix the configuration, then restart the job")
         while not stop.requested:
             time.sleep(1)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +34,14 @@ class StatusFile:
 
 
 class LagListener(StreamingQueryListener):
-    """Puts the Kinesis source's lag into the status file after each micro-batch."""
+    """Puts the Kinesis source's lag into the status file after each micro-batch, and
+    hands it to `on_lag` (the job's Prometheus metrics)."""
 
-    def __init__(self, status: StatusFile) -> None:
+    def __init__(
+        self, status: StatusFile, on_lag: Callable[[dict[str, Any]], None] | None = None
+    ) -> None:
         self.status = status
+        self.on_lag = on_lag
 
     def onQueryStarted(self, event: Any) -> None:
         pass
@@ -45,6 +50,8 @@ class LagListener(StreamingQueryListener):
         lag = source_lag(json.loads(event.progress.json))
         if lag is not None:
             self.status.update(kinesis_lag=lag)
+            if self.on_lag is not None:
+                self.on_lag(lag)
 
     def onQueryIdle(self, event: Any) -> None:
         pass

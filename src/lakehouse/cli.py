@@ -38,6 +38,10 @@ def print_urls(settings: Settings) -> None:
     _say(f"  Kinesis API         {settings.kinesis_endpoint}  ({settings['KINESIS_ENGINE']})")
     _say(f"  Hive Metastore      {settings.hms_uri}")
     _say("  Spark UI            http://127.0.0.1:4040  (while the job runs)")
+    prometheus = f"http://127.0.0.1:{settings.port('PROMETHEUS_PORT')}"
+    _say(f"  Prometheus          {prometheus}/alerts  (rules: services/prometheus/rules.yml)")
+    job_metrics = settings.port("LAKEHOUSE_JOB_METRICS_PORT")
+    _say(f"  Job metrics         http://127.0.0.1:{job_metrics}/metrics  (while the job runs)")
     _say("  Locust UI           http://127.0.0.1:8089  (while `lakehouse load --web` runs)")
     _say("  SQL                 `make sql` (Trino: live views orders, ...; raw JSON orders_json)")
     _say("  Notebooks           `make notebook` (JupyterLab on http://127.0.0.1:8888)")
@@ -464,7 +468,12 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--shards", type=int, default=4)
     p.add_argument("--trigger", type=float, default=2.0, help="job trigger interval (s)")
     p.add_argument("--drain", type=float, default=60, help="max seconds to wait after sending")
-    p.add_argument("--profiles", default="fast,baseline", help="job profiles to compare")
+    p.add_argument(
+        "--profiles",
+        default="fast,baseline",
+        help="job profiles to compare: fast, baseline (table layouts), hudi-sink (Hudi's "
+        "streaming sink), fast-nometrics (fast without serving its Prometheus metrics)",
+    )
     p.add_argument("--no-rt-probe", action="store_true", help="skip the hudi-rs MoR snapshot probe")
     p.add_argument("--commit-cost", action="store_true", help="also per-commit cost vs size")
     p.add_argument("--commit-cost-only", action="store_true")

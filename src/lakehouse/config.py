@@ -22,6 +22,7 @@ SERVICE_ENV_FILES = (
     "hive-metastore/metastore.env",
     "trino/trino.env",
     "cdc/cdc.env",
+    "prometheus/prometheus.env",
 )
 
 

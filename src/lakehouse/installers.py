@@ -253,6 +253,39 @@ def ensure_minio(settings: Settings, progress: Progress = print) -> Path:
     return binary
 
 
+# --- Debian -----------------------------------------------------------------
+
+
+def ensure_prometheus(settings: Settings, progress: Progress = print) -> Path:
+    """Debian's Prometheus binary, unpacked from its package into the cache: `apt-get
+    download` needs no root and installs no system service (whose own server would take
+    the port)."""
+    version = settings["PROMETHEUS_VERSION"]
+    home = settings.cache_dir / "prometheus" / version
+    binary = home / "usr" / "bin" / "prometheus"
+    if binary.exists():
+        return binary
+    progress(f"  downloading Prometheus {version}, Debian's package (~20 MB, once)...")
+    work = settings.cache_dir / "downloads" / f"prometheus-{version}.partial"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    try:
+        _run(
+            ["apt-get", "download", f"prometheus={version}"],
+            f"downloading Debian's prometheus {version} (on a machine without apt, put a "
+            f"Prometheus 2.x binary at {binary})",
+            cwd=work,
+        )
+        (package,) = work.glob("prometheus_*.deb")
+        _run(["dpkg-deb", "-x", str(package), str(work / "root")], "unpacking prometheus")
+        home.parent.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(home, ignore_errors=True)
+        (work / "root").rename(home)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return binary
+
+
 def prefetch(settings: Settings, progress: Progress = print) -> None:
     """Every download and build that does not depend on another, side by side.
 
@@ -267,6 +300,7 @@ def prefetch(settings: Settings, progress: Progress = print) -> None:
         ensure_trino_cli,
         ensure_kinesis_mock,
         ensure_kinesalite,
+        ensure_prometheus,
     ]
     with ThreadPoolExecutor(max_workers=len(steps)) as pool:
         futures = [pool.submit(step, settings, progress) for step in steps]

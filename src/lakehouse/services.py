@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import urllib.request
 
 from lakehouse import cdc, installers
 from lakehouse.clients import kinesis_client, trino_connection
 from lakehouse.config import SERVICES_DIR, Settings
+from lakehouse.job_launcher import SPARK_UI_PORT
 from lakehouse.supervisor import ServiceSpec, port_is_open
 
 KINESIS_ENGINES = ("kinesis-mock", "kinesalite")
@@ -246,6 +248,49 @@ def cdc_spec(settings: Settings) -> ServiceSpec:
     )
 
 
+def prometheus_targets(settings: Settings) -> dict[str, list[dict[str, list[str]]]]:
+    """Each scrape job's targets (services/prometheus/prometheus.yml) in local mode."""
+
+    def at(port: int) -> list[dict[str, list[str]]]:
+        return [{"targets": [f"127.0.0.1:{port}"]}]
+
+    return {
+        "lakehouse-job": at(settings.port("LAKEHOUSE_JOB_METRICS_PORT")),
+        "spark-driver": at(SPARK_UI_PORT),
+        "minio": at(settings.port("MINIO_PORT")),
+        "prometheus": at(settings.port("PROMETHEUS_PORT")),
+    }
+
+
+def prometheus_spec(settings: Settings) -> ServiceSpec:
+    """Prometheus over the stack: the repository's config and rules, copied at each start
+    beside the local targets (its file paths are relative to the config file)."""
+    binary = installers.ensure_prometheus(settings)
+    port = settings.port("PROMETHEUS_PORT")
+    config = settings.data_dir / "prometheus" / "config"
+    (config / "targets").mkdir(parents=True, exist_ok=True)
+    for name in ("prometheus.yml", "rules.yml"):
+        shutil.copyfile(SERVICES_DIR / "prometheus" / name, config / name)
+    for job, targets in prometheus_targets(settings).items():
+        (config / "targets" / f"{job}.json").write_text(json.dumps(targets))
+    url = f"http://127.0.0.1:{port}"
+    return ServiceSpec(
+        name="prometheus",
+        command=[
+            str(binary),
+            f"--config.file={config / 'prometheus.yml'}",
+            f"--storage.tsdb.path={settings.data_dir / 'prometheus' / 'tsdb'}",
+            "--storage.tsdb.retention.time=2d",
+            f"--web.listen-address=127.0.0.1:{port}",
+        ],
+        env=_base_env(settings),
+        ports=(port,),
+        url=url,
+        health=lambda: _http_ok(f"{url}/-/ready"),
+        start_timeout_s=60,
+    )
+
+
 # The CDC part, started after the rest (it needs Kinesis) and only when asked for.
 CDC_SERVICE_BUILDERS = {"postgres": postgres_spec, "cdc": cdc_spec}
 
@@ -255,6 +300,7 @@ SERVICE_BUILDERS = {
     "kinesis": kinesis_spec,
     "metastore": metastore_spec,
     "trino": trino_spec,
+    "prometheus": prometheus_spec,
 }
 
 

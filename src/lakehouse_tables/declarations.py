@@ -18,7 +18,16 @@ import yaml
 
 from lakehouse_tables.rules import MAX_MICROS, MIN_MICROS
 from lakehouse_tables.timestamps import parse_iso_micros
-from lakehouse_tables.types import IDENTIFIER, FieldType, TypeSyntaxError, parse_type
+from lakehouse_tables.types import (
+    IDENTIFIER,
+    Array,
+    Decimal,
+    FieldType,
+    Map,
+    Struct,
+    TypeSyntaxError,
+    parse_type,
+)
 
 __all__ = ["FieldType"]  # the parsed type of a schema field (lakehouse_tables.types)
 
@@ -337,7 +346,39 @@ def _schema(raw: object, where: str) -> dict[str, FieldType]:
             raise TablesConfigError(
                 f"{where}: schema field {name!r} has type {type_name!r}: {exc}"
             ) from None
+    _same_named_decimals_agree(schema, where)
     return schema
+
+
+def _decimal_fields(kind: FieldType, path: str) -> Iterator[tuple[str, str, Decimal]]:
+    """(field name, its path, its type) of every decimal field in `kind`, nested ones too."""
+    if isinstance(kind, Decimal):
+        yield path.rsplit(".", 1)[-1].removesuffix("[]"), path, kind
+    elif isinstance(kind, Struct):
+        for name, inner in kind.fields:
+            yield from _decimal_fields(inner, f"{path}.{name}")
+    elif isinstance(kind, Array):
+        yield from _decimal_fields(kind.element, f"{path}[]")
+    elif isinstance(kind, Map):
+        yield from _decimal_fields(kind.value, f"{path}{{}}")
+
+
+def _same_named_decimals_agree(schema: Mapping[str, FieldType], where: str) -> None:
+    """Hudi 0.15 writes a decimal as an Avro fixed type named after its field: two decimal
+    fields of one name with different precision or scale (a top-level `price` and an
+    item's `price`) make a table whose first commit succeeds and every later upsert fails
+    ("Can't redefine: price"). Refused here, before anything is written."""
+    seen: dict[str, tuple[str, Decimal]] = {}
+    for column, kind in schema.items():
+        for name, path, decimal in _decimal_fields(kind, column):
+            first = seen.setdefault(name, (path, decimal))
+            if first[1] != decimal:
+                raise TablesConfigError(
+                    f"{where}: decimal fields named {name!r} differ: {first[0]} is "
+                    f"{first[1]} and {path} is {decimal}. Hudi names a decimal's Avro type "
+                    "after its field, so the table could be created but never updated: give "
+                    "one of them another name, or both the same precision and scale"
+                )
 
 
 def _partition(raw: object, schema: Mapping[str, FieldType], where: str) -> tuple[str, str]:

@@ -28,9 +28,10 @@ from tests.support.pipeline import Run, storage_state, tail, wait_for
 pytestmark = pytest.mark.local
 
 ORDER_FIELDS = "      amount: double\n"
-# The test's orders carry a quantity and a unit price, widened by the evolution.
-NARROW = ORDER_FIELDS + "      qty: long\n      price: decimal(10,2)\n"
-WIDE = ORDER_FIELDS + "      qty: double\n      price: decimal(12,2)\n"
+# The test's orders carry a quantity and a unit price, widened by the evolution (not
+# `price`: an item's price is decimal(10,2), and same-named decimals must agree).
+NARROW = ORDER_FIELDS + "      qty: long\n      unit_price: decimal(10,2)\n"
+WIDE = ORDER_FIELDS + "      qty: double\n      unit_price: decimal(12,2)\n"
 BASE_TABLES = TABLES_YAML.read_text().replace(ORDER_FIELDS, NARROW, 1)
 EVOLVED_TABLES = TABLES_YAML.read_text().replace(ORDER_FIELDS, WIDE + "      coupon: string\n", 1)
 
@@ -44,7 +45,7 @@ def order(n: int, second: int, op: str = "u", **fields: object) -> bytes:
         "amount": float(n),
         "status": "created",
         "qty": n,
-        "price": f"{n}.25",
+        "unit_price": f"{n}.25",
         "order_ts": f"2026-11-20T10:{second // 60:02d}:{second % 60:02d}.000Z",
     }
     event.update(fields)
@@ -52,8 +53,8 @@ def order(n: int, second: int, op: str = "u", **fields: object) -> bytes:
 
 
 def typed_rows(run: Run, sql_from: str) -> dict[str, tuple]:
-    """qty and price as Trino returns them (a float is a double, a Decimal a decimal)."""
-    rows = run.query(f"SELECT order_id, qty, price {sql_from}", catalog="hive")
+    """qty and unit_price as Trino returns them (a float is a double, a Decimal a decimal)."""
+    rows = run.query(f"SELECT order_id, qty, unit_price {sql_from}", catalog="hive")
     return {r[0]: (type(r[1]).__name__, r[1], r[2]) for r in rows}
 
 
@@ -82,7 +83,7 @@ def test_a_column_added_mid_stream_and_changes_refused_before_writing(
     refused = tmp_path / "refused.yaml"
     text = BASE_TABLES.replace("      status: string\n", "", 1)
     text = text.replace("amount: double", "amount: long", 1)
-    text = text.replace("price: decimal(10,2)", "price: decimal(10,3)", 1)
+    text = text.replace("unit_price: decimal(10,2)", "unit_price: decimal(10,3)", 1)
     refused.write_text(text.replace("record_key: order_id", "record_key: customer_id", 1))
     run.put([order(n, 100 + n) for n in range(30, 35)], start=1000)
     before = storage_state(run)
@@ -94,7 +95,7 @@ def test_a_column_added_mid_stream_and_changes_refused_before_writing(
         "nothing was written",
         "column 'status' (string) is in the table but no longer declared",
         "column 'amount' changed type from double to bigint",
-        "column 'price' changed type from decimal(10,2) to decimal(10,3)",
+        "column 'unit_price' changed type from decimal(10,2) to decimal(10,3)",
         "record_key changed from 'order_id' to 'customer_id'",
         f"{refused}, entry 'orders', table hudi_orders_mor",
     ):
@@ -109,7 +110,7 @@ def test_a_column_added_mid_stream_and_changes_refused_before_writing(
     tables.write_text(EVOLVED_TABLES)
     run.put(
         [
-            order(1, 200, status="paid", coupon="WINTER", qty=1.5, price="1234567890.12"),
+            order(1, 200, status="paid", coupon="WINTER", qty=1.5, unit_price="1234567890.12"),
             order(2, 200, op="d"),
             order(3, 200, status="shipped"),  # no coupon: NULL
             order(4, 2, status="stale", coupon="LATE"),  # older than o-004's first event
@@ -140,12 +141,12 @@ def test_a_column_added_mid_stream_and_changes_refused_before_writing(
     # Users see declaration order; the tables appended the column.
     view_columns = [r[0] for r in run.query("SHOW COLUMNS FROM orders", catalog="hive")]
     assert view_columns[:8] == [
-        *("order_id", "customer_id", "amount", "qty", "price", "coupon", "status", "order_ts")
+        *("order_id", "customer_id", "amount", "qty", "unit_price", "coupon", "status", "order_ts")
     ]
     cow_columns = [r[0] for r in run.query("SHOW COLUMNS FROM hudi_orders_cow")]
     assert cow_columns[-1] == "coupon"
     # The widened columns, old rows included, in their new types everywhere.
-    widened = {"qty": "double", "price": "decimal(12,2)"}
+    widened = {"qty": "double", "unit_price": "decimal(12,2)"}
     for table, catalog in (("hudi_orders_cow", "hudi"), ("hudi_orders_mor_ro", "hudi")):
         assert widened.items() <= column_types(run, table, catalog).items(), table
     assert widened.items() <= column_types(run, "orders", "hive").items(), "live view"
@@ -158,7 +159,8 @@ def test_a_column_added_mid_stream_and_changes_refused_before_writing(
     assert typed_rows(run, "FROM orders") == typed, "live view, widened"
     assert typed_rows(run, f"FROM hudi.{db}.hudi_orders_cow {not_deleted}") == typed, "CoW"
     assert typed_rows(run, f"FROM hudi.{db}.hudi_orders_mor_ro {not_deleted}") == typed, "MoR"
-    assert "widening hudi_orders_mor (qty to double, price to decimal(12,2))" in run.log.read_text()
+    widening = "widening hudi_orders_mor (qty to double, unit_price to decimal(12,2))"
+    assert widening in run.log.read_text()
     json_rows = run.query("SELECT count(*), count(coupon) FROM orders_json", catalog="hive")
     assert json_rows == [[40, 3]]  # every event as it arrived; three carried a coupon
     assert "Trino: orders_json has other columns than declared now" in run.log.read_text()
@@ -241,4 +243,4 @@ def test_a_crash_at_each_step_of_an_evolution_converges(run: Run, tmp_path: Path
     typed = {f"o-{n:03d}": ("float", n + (n % 2 == 0) * 0.5, Decimal(f"{n}.25")) for n in range(40)}
     for table in ("hudi_orders_cow", "hudi_orders_mor_ro"):
         assert typed_rows(run, f"FROM hudi.{db}.{table}") == typed, table
-    assert column_types(run, "orders", "hive")["price"] == "decimal(12,2)"
+    assert column_types(run, "orders", "hive")["unit_price"] == "decimal(12,2)"

@@ -21,6 +21,7 @@ def test_all_services_report_running_with_memory(stack) -> None:
         "kinesis": "running",
         "metastore": "running",
         "trino": "running",
+        "prometheus": "running",
     }
     assert all(r.rss_mb and r.rss_mb > 10 for r in rows)
 

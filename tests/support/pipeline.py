@@ -8,6 +8,7 @@ import signal
 import subprocess
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -68,11 +69,11 @@ class Run:
             *extra,
         ]
 
-    def start_job(self, *extra: str) -> subprocess.Popen:
+    def start_job(self, *extra: str, env: Mapping[str, str] | None = None) -> subprocess.Popen:
         with open(self.log, "ab") as log:
             return subprocess.Popen(
                 job_command(self.job_args(*extra)),
-                env=job_env(self.settings),
+                env={**job_env(self.settings), **(env or {})},
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,

@@ -188,14 +188,17 @@ def pct(values: list[float], q: float) -> float | None:
 
 
 # Benchmark profiles: the job's own profiles (its --profile choices, table layouts), and
-# Hudi's streaming sink as the yardstick (a way of running the job, not a layout).
+# ways of running the job on the fast layout: Hudi's streaming sink as the yardstick, and
+# without its Prometheus metrics (what serving them costs).
 LAYOUT_PROFILES = ("fast", "baseline")
-BENCH_PROFILES = (*LAYOUT_PROFILES, "hudi-sink")
+BENCH_PROFILES = (*LAYOUT_PROFILES, "hudi-sink", "fast-nometrics")
 
 
 def job_profile_args(profile: str) -> list[str]:
     if profile == "hudi-sink":
         return ["--profile", "fast", "--writer", "hudi-streaming-sink"]
+    if profile == "fast-nometrics":
+        return ["--profile", "fast", "--metrics-port", "0"]
     if profile not in BENCH_PROFILES:
         raise ValueError(f"unknown benchmark profile {profile!r}: one of {BENCH_PROFILES}")
     return ["--profile", profile]

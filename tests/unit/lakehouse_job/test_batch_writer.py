@@ -191,6 +191,11 @@ def test_metrics_line_per_batch(two_batches: TwoBatches) -> None:
         "batch",
     }
     assert first["finished_at"] > 0
+    # Per sink, when its write ended; the batch's oldest record's Kinesis arrival.
+    assert set(first["written_at"]) == set(first["seconds"]) - {"batch"}
+    assert first["quarantined_by_type"] == {"unknown": 1}  # b"not json" has no event type
+    assert first["oldest_arrival"] == ARRIVAL.timestamp()
+    assert first["oldest_arrival"] <= min(first["written_at"].values())
 
 
 def test_metastore_sync_on_first_commit_only(two_batches: TwoBatches) -> None:

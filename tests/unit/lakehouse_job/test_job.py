@@ -1,8 +1,19 @@
-"""When a commit also updates the metastore (job.MetastoreSync)."""
+"""The job's decisions without Spark: when a commit also updates the metastore
+(job.MetastoreSync), the trigger watchdog, a tables file refused at start."""
+
+import signal
+from pathlib import Path
 
 import pytest
 
-from lakehouse_job.job import MetastoreSync, TriggerWatchdog
+from lakehouse_job.job import (
+    EXIT_REFUSED_CONFIG,
+    MetastoreSync,
+    TriggerWatchdog,
+    build_parser,
+    run,
+)
+from lakehouse_tables.declarations import TABLES_YAML
 
 pytestmark = pytest.mark.unit
 
@@ -47,3 +58,19 @@ def test_the_watchdog_fires_only_when_one_trigger_runs_too_long() -> None:
     assert watchdog.overdue(True) is None
     now[0] = 20.5
     assert watchdog.overdue(True) == 10.5
+
+
+def test_an_invalid_tables_file_is_refused_not_restarted(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    tables = tmp_path / "tables.yaml"
+    tables.write_text(TABLES_YAML.read_text().replace("amount: double", "amount: money", 1))
+    args = build_parser().parse_args(["--tables", str(tables)])
+    handlers = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    try:
+        assert run(args) == EXIT_REFUSED_CONFIG  # the supervisor does not restart exit 5
+    finally:
+        signal.signal(signal.SIGTERM, handlers[0])
+        signal.signal(signal.SIGINT, handlers[1])
+    assert "the tables file is not valid" in caplog.text
+    assert "schema field 'amount' has type 'money'" in caplog.text

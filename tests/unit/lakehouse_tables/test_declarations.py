@@ -145,6 +145,8 @@ def _delete(path: str) -> Mutation:
 
 
 ORDERS = "event_types/orders"
+ORDER_FIELDS = {"order_id": "string", "order_ts": "timestamp", "amount": "double"}
+ITEMS = "array<struct<sku:string,price:decimal(10,2)>>"
 
 INVALID: list[tuple[str, Mutation, str]] = [
     (
@@ -176,6 +178,21 @@ INVALID: list[tuple[str, Mutation, str]] = [
         "type not text",
         _set(f"{ORDERS}/schema/amount", 12),
         "schema field 'amount' has type 12: a type must be text",
+    ),
+    (
+        "same-named decimals of different types (Hudi could never update the table)",
+        _set(f"{ORDERS}/schema", {**ORDER_FIELDS, "price": "decimal(12,2)", "items": ITEMS}),
+        "event_types.orders: decimal fields named 'price' differ: price is decimal(12,2) "
+        "and items[].price is decimal(10,2)",
+    ),
+    (
+        "same-named decimals nested in two places",
+        _set(
+            f"{ORDERS}/schema",
+            {**ORDER_FIELDS, "items": ITEMS, "refunds": "map<string,struct<price:decimal(10,3)>>"},
+        ),
+        "decimal fields named 'price' differ: items[].price is decimal(10,2) and "
+        "refunds{}.price is decimal(10,3)",
     ),
     (
         "decimal record key",
@@ -389,3 +406,9 @@ def test_the_shipped_cdc_tables_load() -> None:
     tables = load_tables(CDC_TABLES)
 
     assert {spec.format for spec in tables.values()} == {"debezium"}
+
+
+def test_same_named_decimals_of_one_type_are_fine() -> None:
+    doc = yaml.safe_load(TABLES_YAML.read_text())
+    doc["event_types"]["orders"]["schema"]["price"] = "decimal(10,2)"  # as items[].price
+    assert parse_tables(yaml.safe_dump(doc))["orders"].schema["price"] == Decimal(10, 2)

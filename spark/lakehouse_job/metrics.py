@@ -1,0 +1,161 @@
+"""The job's own series for Prometheus, served by the driver (`--metrics-port`).
+
+Spark's metrics (its PrometheusServlet on the UI port, spark-defaults.conf) say how Spark
+runs; these say what the pipeline does, per micro-batch and per sink:
+
+    lakehouse_job_batches_total                      micro-batches written
+    lakehouse_job_records_total{event_type,outcome}  records read: valid or quarantined
+                                                     (event_type "unknown" when unparseable)
+    lakehouse_job_stage_seconds{stage}               seconds per stage of a batch: each sink
+                                                     write (hudi_orders_cow, ..._json,
+                                                     quarantine) and the whole batch
+    lakehouse_job_sink_writes_total{sink}            writes (Hudi commits) per sink
+    lakehouse_job_sink_last_write_timestamp_seconds{sink}
+    lakehouse_job_freshness_seconds{sink}            per batch, from the oldest record's
+                                                     Kinesis arrival to its write in that sink
+    lakehouse_job_last_batch_timestamp_seconds
+    lakehouse_job_kinesis_millis_behind_latest       the source's lag (largest shard)
+    lakehouse_job_kinesis_shards_with_lag
+    lakehouse_job_kinesis_missing_streams            streams asked for that do not exist
+    lakehouse_job_compactions_total{table,result}    Merge-on-Read compactions: ok, failed
+    lakehouse_job_start_time_seconds                 when this run of the job started
+
+Everything is updated on the driver from what the job already computes (the batch's
+counts, the sinks' timings, the source's progress), so serving it costs no Spark work.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+
+log = logging.getLogger(__name__)
+
+# A batch takes seconds; a stalled one minutes.
+SECONDS_BUCKETS = (0.25, 0.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 60, 120, 300, 600)
+UNKNOWN_EVENT_TYPE = "unknown"
+
+
+@dataclass
+class BatchMetrics:
+    """What one micro-batch did and how long each sink took, in seconds (also one JSON
+    line of the job's metrics file, which the benchmark reads)."""
+
+    batch_id: int
+    records: int = 0
+    valid: dict[str, int] = field(default_factory=dict)
+    quarantined: int = 0
+    quarantined_by_type: dict[str, int] = field(default_factory=dict)  # "unknown": unparsed
+    seconds: dict[str, float] = field(default_factory=dict)
+    written_at: dict[str, float] = field(default_factory=dict)  # sink -> epoch seconds
+    oldest_arrival: float | None = None  # epoch seconds of the batch's oldest record
+    finished_at: float = 0.0
+
+
+class JobMetrics:
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry or CollectorRegistry()
+        r = self.registry
+        self.batches = Counter("lakehouse_job_batches", "Micro-batches written", registry=r)
+        self.records = Counter(
+            "lakehouse_job_records",
+            "Records read, by event type and outcome (valid, quarantined)",
+            ["event_type", "outcome"],
+            registry=r,
+        )
+        self.stage_seconds = Histogram(
+            "lakehouse_job_stage_seconds",
+            "Seconds per stage of a micro-batch: each sink write, and the whole batch",
+            ["stage"],
+            buckets=SECONDS_BUCKETS,
+            registry=r,
+        )
+        self.sink_writes = Counter(
+            "lakehouse_job_sink_writes", "Writes (Hudi commits) per sink", ["sink"], registry=r
+        )
+        self.sink_last_write = Gauge(
+            "lakehouse_job_sink_last_write_timestamp_seconds",
+            "When each sink last finished a write",
+            ["sink"],
+            registry=r,
+        )
+        self.freshness = Histogram(
+            "lakehouse_job_freshness_seconds",
+            "Per batch: seconds from its oldest record's Kinesis arrival to its write in a sink",
+            ["sink"],
+            buckets=SECONDS_BUCKETS,
+            registry=r,
+        )
+        self.last_batch = Gauge(
+            "lakehouse_job_last_batch_timestamp_seconds",
+            "When the last micro-batch finished",
+            registry=r,
+        )
+        self.behind_latest = Gauge(
+            "lakehouse_job_kinesis_millis_behind_latest",
+            "How far the source is behind the newest record of its most lagging shard (ms)",
+            registry=r,
+        )
+        self.shards_with_lag = Gauge(
+            "lakehouse_job_kinesis_shards_with_lag", "Shards not caught up", registry=r
+        )
+        self.missing_streams = Gauge(
+            "lakehouse_job_kinesis_missing_streams",
+            "Streams the job is asked to read that do not exist",
+            registry=r,
+        )
+        self.compactions = Counter(
+            "lakehouse_job_compactions",
+            "Merge-on-Read compactions by table and result (ok, failed)",
+            ["table", "result"],
+            registry=r,
+        )
+        start = Gauge(
+            "lakehouse_job_start_time_seconds", "When this run of the job started", registry=r
+        )
+        start.set(time.time())
+
+    def serve(self, port: int, host: str = "127.0.0.1") -> None:
+        """Serve /metrics on host:port from a daemon thread. A port in use (another job
+        on this machine, a test's) leaves the metrics unserved, never the job stopped."""
+        try:
+            start_http_server(port, addr=host, registry=self.registry)
+        except OSError as error:
+            log.warning(
+                "metrics not served: %s:%d is not free (%s); another job may hold it. Set "
+                "--metrics-port (LAKEHOUSE_JOB_METRICS_PORT) to a free port, or 0",
+                host,
+                port,
+                error,
+            )
+            return
+        log.info("metrics for Prometheus on http://%s:%d/metrics", host, port)
+
+    def observe_batch(self, batch: BatchMetrics) -> None:
+        self.batches.inc()
+        for event_type, n in batch.valid.items():
+            self.records.labels(event_type, "valid").inc(n)
+        for event_type, n in batch.quarantined_by_type.items():
+            self.records.labels(event_type, "quarantined").inc(n)
+        for stage, seconds in batch.seconds.items():
+            self.stage_seconds.labels(stage).observe(seconds)
+        for sink, at in batch.written_at.items():
+            self.sink_writes.labels(sink).inc()
+            self.sink_last_write.labels(sink).set(at)
+            if batch.oldest_arrival is not None:
+                self.freshness.labels(sink).observe(max(0.0, at - batch.oldest_arrival))
+        self.last_batch.set(batch.finished_at)
+
+    def observe_lag(self, lag: Mapping[str, Any]) -> None:
+        """`lag`: lakehouse_job.status.source_lag of the query's last progress."""
+        self.behind_latest.set(lag["max_millis_behind_latest"])
+        self.shards_with_lag.set(lag["shards_with_lag"])
+        self.missing_streams.set(len(lag["missing_streams"]))
+
+    def observe_compaction(self, table: str, ok: bool) -> None:
+        self.compactions.labels(table, "ok" if ok else "failed").inc()

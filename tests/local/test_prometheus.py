@@ -1,0 +1,113 @@
+"""Prometheus over the local stack (marker `local`): it scrapes a running job's own
+metrics and Spark's, its recording and alert rules load and evaluate, and promtool's unit
+tests of the alert rules pass (services/prometheus)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import urllib.parse
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lakehouse import installers
+from lakehouse.config import load_settings
+from lakehouse.job_launcher import job_env
+from tests.local.test_loadgen_stream import free_port
+from tests.support.pipeline import Run, tail, wait_for
+
+pytestmark = pytest.mark.local
+
+RULES_TEST = Path(__file__).with_name("prometheus_rules_test.yml")
+
+
+def order(n: int) -> bytes:
+    return json.dumps(
+        {
+            "event_type": "orders",
+            "op": "c",
+            "order_id": f"o-{n}",
+            "customer_id": "c-1",
+            "amount": 1.5,
+            "status": "created",
+            "order_ts": "2026-11-25T10:00:00.000Z",
+            "items": [{"sku": "sku-1", "qty": 1, "price": "1.50"}],
+        }
+    ).encode()
+
+
+def prometheus(run: Run, path: str, **params: str) -> Any:
+    url = f"http://127.0.0.1:{run.settings.port('PROMETHEUS_PORT')}{path}"
+    if params:
+        url += "?" + urllib.parse.urlencode(params)
+    with urllib.request.urlopen(url, timeout=10) as response:
+        body = json.load(response)
+    assert body["status"] == "success", body
+    return body["data"]
+
+
+def value(run: Run, query: str) -> float | None:
+    result = prometheus(run, "/api/v1/query", query=query)["result"]
+    return float(result[0]["value"][1]) if result else None
+
+
+def test_the_alert_rules_fire_on_their_cases() -> None:
+    promtool = installers.ensure_prometheus(load_settings()).with_name("promtool")
+    done = subprocess.run(
+        [str(promtool), "test", "rules", RULES_TEST.name],
+        cwd=RULES_TEST.parent,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_prometheus_scrapes_the_job_and_spark_and_evaluates_the_rules(run: Run) -> None:
+    metrics_port, ui_port = free_port(range(9470, 9490)), free_port(range(4090, 4100))
+    targets = run.settings.data_dir / "prometheus" / "config" / "targets"
+    job_target = targets / f"lakehouse-job-{metrics_port}.json"
+    spark_target = targets / f"spark-driver-{ui_port}.json"
+    job_target.write_text(json.dumps([{"targets": [f"127.0.0.1:{metrics_port}"]}]))
+    spark_target.write_text(json.dumps([{"targets": [f"127.0.0.1:{ui_port}"]}]))
+    submit = "--driver-class-path"  # PYSPARK_SUBMIT_ARGS of job_env, with a UI port of its own
+    job = run.start_job(
+        *("--trigger-seconds", "1", "--metrics-port", str(metrics_port)),
+        env={
+            "PYSPARK_SUBMIT_ARGS": job_env(run.settings)["PYSPARK_SUBMIT_ARGS"].replace(
+                submit, f"--conf spark.ui.port={ui_port} {submit}", 1
+            )
+        },
+    )
+    instance = f'instance="127.0.0.1:{metrics_port}"'
+    try:
+        run.put([order(n) for n in range(20)] + [b"not json", b"{}"])
+        wait_for(
+            lambda: value(run, f"sum(lakehouse_job_records_total{{{instance}}})") == 22,
+            240,
+            f"Prometheus to see the job's 22 records:\n{tail(run.log)}",
+        )
+        valid = value(run, f'lakehouse_job_records_total{{{instance},outcome="valid"}}')
+        quarantined = f'sum(lakehouse_job_records_total{{{instance},outcome="quarantined"}})'
+        assert (valid, value(run, quarantined)) == (20, 2)
+        cow = f'lakehouse_job_freshness_seconds_count{{{instance},sink="hudi_orders_cow"}}'
+        assert (value(run, cow) or 0) >= 1
+        spark = f'count({{job="spark-driver",instance="127.0.0.1:{ui_port}"}})'
+        wait_for(lambda: (value(run, spark) or 0) > 10, 60, "Spark's driver metrics")
+        recorded = 'lakehouse:records:rate1m{outcome="valid",event_type="orders"}'
+        wait_for(lambda: value(run, recorded) is not None, 60, "the recording rule's series")
+    finally:
+        job.send_signal(signal.SIGTERM)
+        job.wait(120)
+        job_target.unlink()
+        spark_target.unlink()
+
+    groups = {g["name"]: g for g in prometheus(run, "/api/v1/rules")["groups"]}
+    assert set(groups) == {"lakehouse"}
+    rules = groups["lakehouse"]["rules"]
+    assert {r["type"] for r in rules} == {"recording", "alerting"}
+    assert [r["name"] for r in rules if r["health"] != "ok"] == []

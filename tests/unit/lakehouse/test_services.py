@@ -1,0 +1,31 @@
+"""lakehouse.services: what local mode tells Prometheus to scrape."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import yaml
+
+from lakehouse.config import SERVICES_DIR, load_settings
+from lakehouse.services import SERVICE_BUILDERS, prometheus_targets
+
+pytestmark = pytest.mark.unit
+
+
+def test_every_scrape_job_has_local_targets_and_the_job_metrics_port() -> None:
+    settings = load_settings({})
+    config = yaml.safe_load((SERVICES_DIR / "prometheus" / "prometheus.yml").read_text())
+    files = {
+        path
+        for job in config["scrape_configs"]
+        for sd in job["file_sd_configs"]
+        for path in sd["files"]
+    }
+    targets = prometheus_targets(settings)
+    # targets/<name>*.json: local mode writes <name>.json, tests add <name>-<port>.json.
+    assert {re.fullmatch(r"targets/(.+)\*\.json", f)[1] for f in files} == set(targets)  # type: ignore[index]
+    assert targets["lakehouse-job"] == [{"targets": ["127.0.0.1:9464"]}]
+    assert targets["spark-driver"] == [{"targets": ["127.0.0.1:4040"]}]
+    assert config["rule_files"] == ["rules.yml"]
+    assert "prometheus" in SERVICE_BUILDERS

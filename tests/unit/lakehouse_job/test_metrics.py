@@ -1,0 +1,82 @@
+"""lakehouse_job.metrics: the job's series as Prometheus reads them."""
+
+from __future__ import annotations
+
+import socket
+import urllib.request
+
+import pytest
+
+from lakehouse_job.metrics import BatchMetrics, JobMetrics
+
+pytestmark = pytest.mark.unit
+
+
+def batch() -> BatchMetrics:
+    return BatchMetrics(
+        batch_id=3,
+        records=10,
+        valid={"orders": 7, "ticker": 1},
+        quarantined=2,
+        quarantined_by_type={"orders": 1, "unknown": 1},
+        seconds={"hudi_orders_cow": 1.5, "quarantine": 0.4, "batch": 2.0},
+        written_at={"hudi_orders_cow": 1_000.0, "quarantine": 1_001.0},
+        oldest_arrival=990.0,
+        finished_at=1_002.0,
+    )
+
+
+def test_a_batch_counts_records_stages_writes_and_freshness() -> None:
+    m = JobMetrics()
+    m.observe_batch(batch())
+    m.observe_batch(batch())
+    value = m.registry.get_sample_value
+    assert value("lakehouse_job_batches_total") == 2
+    assert value("lakehouse_job_records_total", {"event_type": "orders", "outcome": "valid"}) == 14
+    unparsed = {"event_type": "unknown", "outcome": "quarantined"}
+    assert value("lakehouse_job_records_total", unparsed) == 2
+    assert value("lakehouse_job_stage_seconds_count", {"stage": "batch"}) == 2
+    assert value("lakehouse_job_stage_seconds_sum", {"stage": "hudi_orders_cow"}) == 3.0
+    assert value("lakehouse_job_sink_writes_total", {"sink": "quarantine"}) == 2
+    assert value("lakehouse_job_sink_last_write_timestamp_seconds", {"sink": "quarantine"}) == 1_001
+    # The oldest record arrived at 990 and was in the CoW table at 1,000: 10 s.
+    assert value("lakehouse_job_freshness_seconds_sum", {"sink": "hudi_orders_cow"}) == 20.0
+    bucket = "lakehouse_job_freshness_seconds_bucket"
+    assert value(bucket, {"sink": "hudi_orders_cow", "le": "7.5"}) == 0
+    assert value(bucket, {"sink": "hudi_orders_cow", "le": "10.0"}) == 2
+    assert value("lakehouse_job_last_batch_timestamp_seconds") == 1_002
+
+
+def test_lag_and_compactions() -> None:
+    m = JobMetrics()
+    m.observe_lag(
+        {"max_millis_behind_latest": 4_500, "shards_with_lag": 3, "missing_streams": ["x"]}
+    )
+    m.observe_compaction("hudi_orders_mor", ok=True)
+    m.observe_compaction("hudi_orders_mor", ok=False)
+    value = m.registry.get_sample_value
+    assert value("lakehouse_job_kinesis_millis_behind_latest") == 4_500
+    assert value("lakehouse_job_kinesis_shards_with_lag") == 3
+    assert value("lakehouse_job_kinesis_missing_streams") == 1
+    failed = {"table": "hudi_orders_mor", "result": "failed"}
+    assert value("lakehouse_job_compactions_total", failed) == 1
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_served_over_http_and_a_taken_port_does_not_stop_the_job(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    port = free_port()
+    m = JobMetrics()
+    m.serve(port)
+    m.observe_batch(batch())
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+        text = response.read().decode()
+    assert 'lakehouse_job_records_total{event_type="orders",outcome="valid"} 7.0' in text
+    JobMetrics().serve(port)  # a second job on the same machine
+    assert f"metrics not served: 127.0.0.1:{port} is not free" in caplog.text
