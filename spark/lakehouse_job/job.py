@@ -493,6 +493,14 @@ def run(args: argparse.Namespace) -> int:
     except SchemaChangeRefused as refused:
         return _refuse(spark, stop, str(refused))
     job_metrics = JobMetrics()
+    job_metrics.declare(
+        specs,
+        [
+            *(spec.table_name(t) for spec in specs.values() for t in spec.table_types),
+            *(f"{spec.table}_json" for spec in specs.values()),
+            "quarantine",
+        ],
+    )
     if args.metrics_port:
         job_metrics.serve(args.metrics_port, args.metrics_host)
     writer = BatchWriter(

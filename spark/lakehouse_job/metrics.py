@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,6 +119,15 @@ class JobMetrics:
             "lakehouse_job_start_time_seconds", "When this run of the job started", registry=r
         )
         start.set(time.time())
+
+    def declare(self, event_types: Iterable[str], sinks: Iterable[str]) -> None:
+        """Every series the run can have, at 0 from its start: a counter first seen at its
+        first batch's value has no increase for rate() (the first batch would vanish)."""
+        for event_type in (*event_types, UNKNOWN_EVENT_TYPE):
+            for outcome in ("valid", "quarantined"):
+                self.records.labels(event_type, outcome)
+        for sink in sinks:
+            self.sink_writes.labels(sink)
 
     def serve(self, port: int, host: str = "127.0.0.1") -> None:
         """Serve /metrics on host:port from a daemon thread. A port in use (another job

@@ -80,6 +80,16 @@ def cmd_status(settings: Settings, _: argparse.Namespace) -> int:
     return 0 if all(r.state == "running" for r in rows) else 3
 
 
+def cmd_top(settings: Settings, args: argparse.Namespace) -> int:
+    from lakehouse import top
+
+    url = f"http://127.0.0.1:{settings.port('PROMETHEUS_PORT')}"
+    try:
+        return top.run_top(url, sys.stdout, every_s=args.every, once=args.once)
+    except KeyboardInterrupt:
+        return 0
+
+
 def cmd_install(settings: Settings, _: argparse.Namespace) -> int:
     """Fetch every download into the cache, so `up` and the tests start warm."""
     _say(f"Installing into {settings.cache_dir} (first run downloads ~2 GB)")
@@ -378,6 +388,7 @@ COMMANDS: dict[str, tuple[Callable[[Settings, argparse.Namespace], int], str]] =
     "up": (cmd_up, "start every service as a host process, wait until healthy, bootstrap"),
     "down": (cmd_down, "stop what `up` started"),
     "status": (cmd_status, "table of services: state, URL, PID, memory, log"),
+    "top": (cmd_top, "the pipeline live from Prometheus: in, behind, fresh, quarantined"),
     "install": (cmd_install, "download and build everything the stack needs, into the cache"),
     "java-test": (cmd_java_test, "run the Kinesis source's JUnit tests"),
     "demo": (cmd_demo, "the whole flow: stack up, job, load, results"),
@@ -399,6 +410,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lakehouse", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     parsers = {name: sub.add_parser(name, help=text) for name, (_, text) in COMMANDS.items()}
+    parsers["top"].add_argument("--every", type=float, default=2.0, help="seconds per refresh")
+    parsers["top"].add_argument("--once", action="store_true", help="print one screen and exit")
     parsers["run"].add_argument("--background", action="store_true")
     parsers["run"].add_argument(
         "--cdc",

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from lakehouse import installers
+from lakehouse import installers, top
 from lakehouse.config import load_settings
 from lakehouse.job_launcher import job_env
 from tests.local.test_loadgen_stream import free_port
@@ -91,7 +91,7 @@ def test_prometheus_scrapes_the_job_and_spark_and_evaluates_the_rules(run: Run) 
             240,
             f"Prometheus to see the job's 22 records:\n{tail(run.log)}",
         )
-        valid = value(run, f'lakehouse_job_records_total{{{instance},outcome="valid"}}')
+        valid = value(run, f'sum(lakehouse_job_records_total{{{instance},outcome="valid"}})')
         quarantined = f'sum(lakehouse_job_records_total{{{instance},outcome="quarantined"}})'
         assert (valid, value(run, quarantined)) == (20, 2)
         cow = f'lakehouse_job_freshness_seconds_count{{{instance},sink="hudi_orders_cow"}}'
@@ -100,6 +100,10 @@ def test_prometheus_scrapes_the_job_and_spark_and_evaluates_the_rules(run: Run) 
         wait_for(lambda: (value(run, spark) or 0) > 10, 60, "Spark's driver metrics")
         recorded = 'lakehouse:records:rate1m{outcome="valid",event_type="orders"}'
         wait_for(lambda: value(run, recorded) is not None, 60, "the recording rule's series")
+        # `lakehouse top` reads the same: the job up, orders coming in.
+        url = f"http://127.0.0.1:{run.settings.port('PROMETHEUS_PORT')}"
+        view = top.snapshot(top.prometheus_query(url), lambda: top.firing_alerts(url))
+        assert view.job_up and view.rates[("orders", "valid")] > 0, top.render(view)
     finally:
         job.send_signal(signal.SIGTERM)
         job.wait(120)

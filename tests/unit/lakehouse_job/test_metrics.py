@@ -80,3 +80,13 @@ def test_served_over_http_and_a_taken_port_does_not_stop_the_job(
     assert 'lakehouse_job_records_total{event_type="orders",outcome="valid"} 7.0' in text
     JobMetrics().serve(port)  # a second job on the same machine
     assert f"metrics not served: 127.0.0.1:{port} is not free" in caplog.text
+
+
+def test_declared_series_start_at_zero_so_the_first_batch_counts_in_rate() -> None:
+    m = JobMetrics()
+    m.declare(["orders"], ["hudi_orders_cow"])
+    value = m.registry.get_sample_value
+    assert value("lakehouse_job_records_total", {"event_type": "orders", "outcome": "valid"}) == 0
+    unparsed = {"event_type": "unknown", "outcome": "quarantined"}
+    assert value("lakehouse_job_records_total", unparsed) == 0
+    assert value("lakehouse_job_sink_writes_total", {"sink": "hudi_orders_cow"}) == 0
