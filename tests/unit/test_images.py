@@ -1,9 +1,11 @@
-"""The load generator's image installs every distribution its code imports at load time.
+"""Our images install every distribution their code imports at load time.
 
-The image (services/locust/Dockerfile) installs a named list of distributions rather than
-the whole lock file, so a new import in loadgen (aws_kinesis_agg for KPL) must be added
-there too; the compose stack's Locust master otherwise dies on start with an ImportError
-that only the container test would show, ten minutes in.
+The load generator's image (services/locust/Dockerfile) and the Spark image's runtime
+stage (services/spark/Dockerfile, the job) install a named list of distributions rather
+than the whole lock file, so a new import (aws_kinesis_agg for KPL in loadgen,
+prometheus_client in the job) must be added there too; the compose stack's container
+otherwise dies on start with an ImportError that only the container test would show, ten
+minutes in.
 """
 
 from __future__ import annotations
@@ -21,8 +23,13 @@ from lakehouse.config import REPO_ROOT
 
 pytestmark = pytest.mark.unit
 
-DOCKERFILE = REPO_ROOT / "services" / "locust" / "Dockerfile"
+LOCUST_DOCKERFILE = REPO_ROOT / "services" / "locust" / "Dockerfile"
 LOCUSTFILE = REPO_ROOT / "locust" / "locustfile.py"
+SPARK_DOCKERFILE = REPO_ROOT / "services" / "spark" / "Dockerfile"
+JOB_ENTRY_POINTS = [
+    REPO_ROOT / "spark" / "lakehouse_job" / "job.py",
+    REPO_ROOT / "spark" / "lakehouse_job" / "backfill.py",
+]
 # The project's own packages, as the image installs them (pip install --no-deps).
 PROJECT_PACKAGES = {
     "loadgen": REPO_ROOT / "locust" / "loadgen",
@@ -78,12 +85,14 @@ def third_party_imports(start: Path) -> set[str]:
     return third_party
 
 
-def installed_in_image() -> set[str]:
-    """The distributions the Dockerfile names, with everything they require."""
-    text = DOCKERFILE.read_text().replace("\\\n", " ")
-    install = re.search(r"requirements\.lock\s+((?:[\w.\[\]-]+[ \t]*)+)", text)
-    assert install, f"no pip install of named distributions found in {DOCKERFILE}"
-    todo = [canonical(re.sub(r"\[.*\]", "", n)) for n in install[1].split()]
+def installed_in_image(dockerfile: Path) -> set[str]:
+    """The distributions the Dockerfile's first pip install against the lock file names
+    (`-c requirements.lock a "b==${B}" c[x]`), with everything they require."""
+    text = dockerfile.read_text().replace("\\\n", " ")
+    install = re.search(r"-c[ \t]+\S*requirements\.lock[ \t]+([^&\n]+)", text)
+    assert install, f"no pip install of named distributions found in {dockerfile}"
+    names = [re.split(r"[=<>\[]", token.strip("\"'"))[0] for token in install[1].split()]
+    todo = [canonical(name) for name in names]
     closure: set[str] = set()
     while todo:
         name = todo.pop()
@@ -97,16 +106,27 @@ def installed_in_image() -> set[str]:
     return closure
 
 
-def test_the_locust_image_installs_what_the_load_generator_imports() -> None:
+def missing_from(dockerfile: Path, entry_points: list[Path]) -> dict[str, list[str]]:
     distributions = metadata.packages_distributions()
-    image = installed_in_image()
-    missing = {
+    image = installed_in_image(dockerfile)
+    imports = set().union(*(third_party_imports(p) for p in entry_points))
+    return {
         module: sorted(canonical(d) for d in distributions.get(module, [module]))
-        for module in third_party_imports(LOCUSTFILE)
+        for module in imports
         if not image.intersection(canonical(d) for d in distributions.get(module, [module]))
     }
-    assert missing == {}, f"add these distributions to the pip install line of {DOCKERFILE}"
 
 
-def test_the_check_sees_the_kpl_import() -> None:
+def test_the_locust_image_installs_what_the_load_generator_imports() -> None:
+    missing = missing_from(LOCUST_DOCKERFILE, [LOCUSTFILE])
+    assert missing == {}, f"add these distributions to the pip install line of {LOCUST_DOCKERFILE}"
+
+
+def test_the_spark_image_installs_what_the_job_imports() -> None:
+    missing = missing_from(SPARK_DOCKERFILE, JOB_ENTRY_POINTS)
+    assert missing == {}, f"add these distributions to the pip install line of {SPARK_DOCKERFILE}"
+
+
+def test_the_check_sees_the_kpl_and_metrics_imports() -> None:
     assert "aws_kinesis_agg" in third_party_imports(LOCUSTFILE)
+    assert {"prometheus_client", "pyspark"} <= third_party_imports(JOB_ENTRY_POINTS[0])
