@@ -20,6 +20,7 @@ from lakehouse.config import ConfigError, Settings, load_settings
 from lakehouse.installers import InstallError
 from lakehouse.interrupts import sigterm_interrupts
 from lakehouse.supervisor import ServiceError
+from lakehouse_tables.declarations import TablesConfigError
 
 
 def _say(message: str) -> None:
@@ -516,6 +517,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, InstallError, ServiceError, BootstrapError, ComposeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except TablesConfigError as exc:  # as the job refuses it: nothing done, exit 5
+        print(f"error: the tables file is not valid: {exc}", file=sys.stderr)
+        return 5
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM where a command turns it into one
         return 130
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import pytest
 
 from lakehouse import cli
 from lakehouse.config import ConfigError, Settings
 from lakehouse.supervisor import ServiceError
+from lakehouse_tables.declarations import TABLES_YAML
 from loadgen import options
 from loadgen.options import LoadOptions
 
@@ -98,3 +100,14 @@ def test_run_finds_the_job_s_tables_option_as_argparse_would() -> None:
     assert cli._option_value(["--tables=a.yaml", "--tables", "b.yaml"], "--tables") == "b.yaml"
     assert cli._option_value(["--trigger-seconds", "1"], "--tables") is None
     assert cli.build_parser().parse_args(["run", "--cdc"]).cdc
+
+
+def test_an_invalid_tables_file_is_an_error_message_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tables = tmp_path / "tables.yaml"
+    tables.write_text(TABLES_YAML.read_text().replace("amount: double", "amount: money", 1))
+    assert cli.main(["schema", "diff", "--tables", str(tables)]) == 5
+    err = capsys.readouterr().err
+    assert err.startswith("error: the tables file is not valid: ")
+    assert "schema field 'amount' has type 'money'" in err and "Traceback" not in err
