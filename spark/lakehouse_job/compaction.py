@@ -163,10 +163,11 @@ class CompactionRunner:
 
     def _compact(self, path: str, options: Mapping[str, str]) -> None:
         health = self.health.setdefault(path, TableCompactions())
+        table = path.rstrip("/").rsplit("/", 1)[-1]
         try:
             self._call("run", path, options)
         except Exception as exc:  # keep ingesting; the next round retries the plan
-            self.on_compaction(path.rstrip("/").rsplit("/", 1)[-1], False)
+            self.on_compaction(table, False)
             health.failures += 1
             health.consecutive_failures += 1
             health.last_error = str(exc).splitlines()[0][:500] if str(exc) else repr(exc)
@@ -184,7 +185,7 @@ class CompactionRunner:
                 )
                 log.error("%s", self.failed)
             return
-        self.on_compaction(path.rstrip("/").rsplit("/", 1)[-1], True)
+        self.on_compaction(table, True)
         health.runs += 1
         health.consecutive_failures = 0
         health.last_success_at = time.time()

@@ -271,7 +271,7 @@ class BatchWriter:
                 if self.raw_copy:
                     copies.append(
                         Write(
-                            f"{spec.table}_json",
+                            raw_copy_sink(spec),
                             partial(
                                 sinks.write_raw_json,
                                 split.raw[event_type],
@@ -377,6 +377,20 @@ def hudi_table_paths(specs: Mapping[str, TableSpec], sink: SinkSettings) -> list
     """Every Hudi table the job writes: each declared table type, and the quarantine."""
     paths = [table_path(sink, spec, t) for spec in specs.values() for t in spec.table_types]
     return [*paths, sinks.quarantine_table_path(sink)]
+
+
+def raw_copy_sink(spec: TableSpec) -> str:
+    """The name of an entry's raw JSON write in a batch's timings and metrics."""
+    return f"{spec.table}_json"
+
+
+def sink_names(specs: Mapping[str, TableSpec]) -> list[str]:
+    """Every write a batch can make, as BatchWriter names them."""
+    return [
+        *(spec.table_name(t) for spec in specs.values() for t in spec.table_types),
+        *(raw_copy_sink(spec) for spec in specs.values()),
+        "quarantine",
+    ]
 
 
 def existing_mor_tables(
@@ -493,14 +507,7 @@ def run(args: argparse.Namespace) -> int:
     except SchemaChangeRefused as refused:
         return _refuse(spark, stop, str(refused))
     job_metrics = JobMetrics()
-    job_metrics.declare(
-        specs,
-        [
-            *(spec.table_name(t) for spec in specs.values() for t in spec.table_types),
-            *(f"{spec.table}_json" for spec in specs.values()),
-            "quarantine",
-        ],
-    )
+    job_metrics.declare(specs, sink_names(specs))
     if args.metrics_port:
         job_metrics.serve(args.metrics_port, args.metrics_host)
     writer = BatchWriter(

@@ -11,10 +11,13 @@ minutes in.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import sys
+from collections.abc import Callable, Iterable
 from importlib import metadata
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from packaging.requirements import Requirement
@@ -22,6 +25,8 @@ from packaging.requirements import Requirement
 from lakehouse.config import REPO_ROOT
 
 pytestmark = pytest.mark.unit
+
+T = TypeVar("T")
 
 LOCUST_DOCKERFILE = REPO_ROOT / "services" / "locust" / "Dockerfile"
 LOCUSTFILE = REPO_ROOT / "locust" / "locustfile.py"
@@ -52,7 +57,8 @@ def module_file(module: str) -> Path | None:
     return None
 
 
-def load_time_imports(path: Path) -> set[str]:
+@functools.cache  # each module is parsed once, though walked and then read for imports
+def load_time_imports(path: Path) -> frozenset[str]:
     """Modules imported by the module's top-level statements (imports inside functions
     are the lazy ones, run only on the paths that need them)."""
     found: set[str] = set()
@@ -62,27 +68,38 @@ def load_time_imports(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             found.add(node.module)
             found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return frozenset(found)
+
+
+def reachable(start: Iterable[T], step: Callable[[T], Iterable[T]]) -> set[T]:
+    """Everything reached from `start` by repeating `step`, `start` included."""
+    found: set[T] = set()
+    todo = list(start)
+    while todo:
+        item = todo.pop()
+        if item not in found:
+            found.add(item)
+            todo.extend(step(item))
     return found
 
 
 def third_party_imports(start: Path) -> set[str]:
     """Top-level third-party modules reached from `start` through the project's modules."""
-    seen: set[Path] = set()
-    todo = [start]
-    third_party: set[str] = set()
-    while todo:
-        path = todo.pop()
-        if path in seen:
-            continue
-        seen.add(path)
-        for module in load_time_imports(path):
-            top = module.split(".")[0]
-            if top in PROJECT_PACKAGES:
-                if (found := module_file(module)) is not None:
-                    todo.append(found)
-            elif top not in sys.stdlib_module_names and top != "__future__":
-                third_party.add(top)
-    return third_party
+
+    def project_modules(path: Path) -> list[Path]:
+        found = (
+            module_file(m) for m in load_time_imports(path) if m.split(".")[0] in PROJECT_PACKAGES
+        )
+        return [f for f in found if f is not None]
+
+    return {
+        top
+        for path in reachable([start], project_modules)
+        for module in load_time_imports(path)
+        if (top := module.split(".")[0]) not in PROJECT_PACKAGES
+        and top not in sys.stdlib_module_names
+        and top != "__future__"
+    }
 
 
 def installed_in_image(dockerfile: Path) -> set[str]:
@@ -92,18 +109,15 @@ def installed_in_image(dockerfile: Path) -> set[str]:
     install = re.search(r"-c[ \t]+\S*requirements\.lock[ \t]+([^&\n]+)", text)
     assert install, f"no pip install of named distributions found in {dockerfile}"
     names = [re.split(r"[=<>\[]", token.strip("\"'"))[0] for token in install[1].split()]
-    todo = [canonical(name) for name in names]
-    closure: set[str] = set()
-    while todo:
-        name = todo.pop()
-        if name in closure:
-            continue
-        closure.add(name)
-        for line in metadata.requires(name) or []:
-            requirement = Requirement(line)
-            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
-                todo.append(canonical(requirement.name))
-    return closure
+
+    def requires(name: str) -> list[str]:
+        return [
+            canonical(requirement.name)
+            for requirement in map(Requirement, metadata.requires(name) or [])
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""})
+        ]
+
+    return reachable((canonical(name) for name in names), requires)
 
 
 def missing_from(dockerfile: Path, entry_points: list[Path]) -> dict[str, list[str]]:

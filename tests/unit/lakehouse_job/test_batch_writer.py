@@ -15,7 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from lakehouse_job import sinks
 from lakehouse_job.hudi_options import SinkSettings, merge_options, table_path
-from lakehouse_job.job import BatchWriter
+from lakehouse_job.job import BatchWriter, sink_names
 from lakehouse_job.spark_schema import KINESIS_SCHEMA
 from lakehouse_tables.declarations import TABLES_YAML, Tables, load_tables
 
@@ -193,6 +193,7 @@ def test_metrics_line_per_batch(two_batches: TwoBatches) -> None:
     assert first["finished_at"] > 0
     # Per sink, when its write ended; the batch's oldest record's Kinesis arrival.
     assert set(first["written_at"]) == set(first["seconds"]) - {"batch"}
+    assert set(first["written_at"]) <= set(sink_names(two_batches.writer.specs))  # declared
     assert first["quarantined_by_type"] == {"unknown": 1}  # b"not json" has no event type
     assert first["oldest_arrival"] == ARRIVAL.timestamp()
     assert first["oldest_arrival"] <= min(first["written_at"].values())
