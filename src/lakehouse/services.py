@@ -12,6 +12,7 @@ import os
 import shutil
 import sys
 import urllib.request
+from pathlib import Path
 
 from lakehouse import cdc, installers
 from lakehouse.clients import kinesis_client, trino_connection
@@ -262,12 +263,17 @@ def prometheus_targets(settings: Settings) -> dict[str, list[dict[str, list[str]
     }
 
 
+def prometheus_config_dir(settings: Settings) -> Path:
+    """Where local mode's Prometheus reads its config, rules and targets/<job>*.json."""
+    return settings.data_dir / "prometheus" / "config"
+
+
 def prometheus_spec(settings: Settings) -> ServiceSpec:
     """Prometheus over the stack: the repository's config and rules, copied at each start
     beside the local targets (its file paths are relative to the config file)."""
     binary = installers.ensure_prometheus(settings)
     port = settings.port("PROMETHEUS_PORT")
-    config = settings.data_dir / "prometheus" / "config"
+    config = prometheus_config_dir(settings)
     (config / "targets").mkdir(parents=True, exist_ok=True)
     for name in ("prometheus.yml", "rules.yml"):
         shutil.copyfile(SERVICES_DIR / "prometheus" / name, config / name)

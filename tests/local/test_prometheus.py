@@ -17,6 +17,7 @@ import pytest
 from lakehouse import installers, top
 from lakehouse.config import load_settings
 from lakehouse.job_launcher import job_env
+from lakehouse.services import prometheus_config_dir
 from tests.local.test_loadgen_stream import free_port
 from tests.support.pipeline import Run, tail, wait_for
 
@@ -69,7 +70,7 @@ def test_the_alert_rules_fire_on_their_cases() -> None:
 
 def test_prometheus_scrapes_the_job_and_spark_and_evaluates_the_rules(run: Run) -> None:
     metrics_port, ui_port = free_port(range(9470, 9490)), free_port(range(4090, 4100))
-    targets = run.settings.data_dir / "prometheus" / "config" / "targets"
+    targets = prometheus_config_dir(run.settings) / "targets"
     job_target = targets / f"lakehouse-job-{metrics_port}.json"
     spark_target = targets / f"spark-driver-{ui_port}.json"
     job_target.write_text(json.dumps([{"targets": [f"127.0.0.1:{metrics_port}"]}]))
