@@ -65,7 +65,12 @@ class SinkSettings:
     metastore_uri: str
     compaction_delta_commits: int = 5
     shuffle_parallelism: int = 2
-    hive_sync: bool = True  # False: no metastore to sync to
+    hive_sync: bool = True  # False: no catalog to sync to
+    # Where the tables are registered: "hive" (metastore_uri) or "glue" (AWS Glue Data
+    # Catalog, in `region`, at `glue_endpoint` when one is set).
+    catalog: str = "hive"
+    region: str = ""
+    glue_endpoint: str = ""
     profile: Profile = "fast"
     # Names this query's checkpoint in the raw copy's folders (sinks.raw_batch_path), since
     # batch ids start again at 0 with every new checkpoint.
@@ -201,11 +206,25 @@ def _bloom_index_small_files(parallelism: str) -> dict[str, str]:
 
 
 def hive_sync_options(sink: SinkSettings, table: str, partition: str) -> dict[str, str]:
-    """Register the table in the metastore after the commit (MoR: as _ro and _rt)."""
+    """Register the table in the catalog after the commit (MoR: as _ro and _rt): the Hive
+    metastore, or Glue through Hudi's AwsGlueCatalogSyncTool (the same table settings)."""
+    if sink.catalog == "glue":
+        where = {
+            "hoodie.datasource.hive_sync.enable": "false",
+            "hoodie.datasource.meta.sync.enable": "true",
+            "hoodie.meta.sync.client.tool.class": GLUE_SYNC_TOOL,
+            "hoodie.aws.glue.region": sink.region,
+        }
+        if sink.glue_endpoint:
+            where["hoodie.aws.glue.endpoint"] = sink.glue_endpoint
+    else:
+        where = {
+            "hoodie.datasource.hive_sync.enable": "true",
+            "hoodie.datasource.hive_sync.mode": "hms",
+            "hoodie.datasource.hive_sync.metastore.uris": sink.metastore_uri,
+        }
     return {
-        "hoodie.datasource.hive_sync.enable": "true",
-        "hoodie.datasource.hive_sync.mode": "hms",
-        "hoodie.datasource.hive_sync.metastore.uris": sink.metastore_uri,
+        **where,
         "hoodie.datasource.hive_sync.database": sink.database,
         "hoodie.datasource.hive_sync.table": table,
         "hoodie.datasource.hive_sync.partition_fields": partition,
@@ -218,6 +237,10 @@ def hive_sync_options(sink: SinkSettings, table: str, partition: str) -> dict[st
         "hoodie.datasource.hive_sync.support_timestamp": "true",
         "hoodie.datasource.hive_sync.auto_create_database": "true",
     }
+
+
+GLUE_SYNC_TOOL: Final = "org.apache.hudi.aws.sync.AwsGlueCatalogSyncTool"
+CATALOGS: Final = ("hive", "glue")
 
 
 # A rejected record is identified by its Kinesis position.

@@ -28,7 +28,13 @@ from lakehouse_job import envelope, sinks
 from lakehouse_job.compaction import CompactionRunner
 from lakehouse_job.crash_points import CrashPoints
 from lakehouse_job.dedupe import dedupe
-from lakehouse_job.hudi_options import PROFILES, SinkSettings, merge_options, table_path
+from lakehouse_job.hudi_options import (
+    CATALOGS,
+    PROFILES,
+    SinkSettings,
+    merge_options,
+    table_path,
+)
 from lakehouse_job.metrics import UNKNOWN_EVENT_TYPE, BatchMetrics, JobMetrics
 from lakehouse_job.parse import REASON, split_batch
 from lakehouse_job.progress import ProgressLog
@@ -104,6 +110,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--database", default=database)
     p.add_argument("--metastore-uri", default=_env("HMS_URI"))
+    p.add_argument(
+        "--catalog",
+        choices=CATALOGS,
+        default=_env("LAKEHOUSE_CATALOG", "hive") or "hive",
+        help="where the tables are registered: hive (--metastore-uri; none: not registered) "
+        "or glue (AWS Glue Data Catalog of --region)",
+    )
+    p.add_argument(
+        "--glue-endpoint",
+        default=_env("GLUE_ENDPOINT"),
+        help="Glue API URL; omit for AWS's own",
+    )
     p.add_argument(
         "--trino-url",
         default=_env("TRINO_URL"),
@@ -425,6 +443,10 @@ def build_session(args: argparse.Namespace) -> SparkSession:
     builder = SparkSession.builder.appName("lakehouse-streaming-job")
     if args.master:
         builder = builder.master(args.master)
+    if args.catalog == "glue":
+        # The job writes and reads its tables by path; Spark's own catalog is not Glue (that
+        # needs EMR's client), so it must not start an empty local Hive metastore either.
+        return builder.config("spark.sql.catalogImplementation", "in-memory").getOrCreate()
     return builder.enableHiveSupport().getOrCreate()
 
 
@@ -487,9 +509,12 @@ def run(args: argparse.Namespace) -> int:
         database=args.database,
         metastore_uri=args.metastore_uri or "",
         compaction_delta_commits=args.compaction_delta_commits,
-        hive_sync=bool(args.metastore_uri),
+        hive_sync=args.catalog == "glue" or bool(args.metastore_uri),
         profile=args.profile,
         checkpoint=args.checkpoint,
+        catalog=args.catalog,
+        region=args.region,
+        glue_endpoint=args.glue_endpoint or "",
     )
     # The JVM that build_session starts inherits SIGTERM as ignored, so a SIGTERM to the
     # whole process group (the supervisor, docker stop) reaches only this driver, which

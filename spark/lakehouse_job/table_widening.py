@@ -162,5 +162,6 @@ def apply_widenings(
             plan = plans.get(spec.table_name(table_type))
             if plan is not None and plan.widened:
                 rewrite_table(spark, spec, table_type, sink, plan, compact_fully, crash)
-    if sink.hive_sync:
+    # Glue takes the widened columns from Hudi's own sync (it replaces the column list).
+    if sink.hive_sync and sink.catalog == "hive":
         align_metastore(spark, specs, sink)

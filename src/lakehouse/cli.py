@@ -14,12 +14,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from lakehouse import demo, installers, job_launcher, shells, stack
+from lakehouse.aws_policy import PolicyError
 from lakehouse.bootstrap import BootstrapError
 from lakehouse.compose import ComposeError, engine, project
 from lakehouse.config import ConfigError, Settings, load_settings
 from lakehouse.installers import InstallError
 from lakehouse.interrupts import sigterm_interrupts
 from lakehouse.supervisor import ServiceError
+from lakehouse.truststore import TruststoreError
 from lakehouse_tables.declarations import TablesConfigError
 
 
@@ -135,6 +137,54 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         process.send_signal(signal.SIGTERM)  # the job stops after the batch in flight
         return process.wait()
+
+
+def cmd_cost(settings: Settings, args: argparse.Namespace) -> int:
+    """The same pipeline's monthly cost on AWS (lakehouse.cost)."""
+    from lakehouse import cost
+
+    try:
+        work = cost.Workload(
+            events_per_sec=args.events_per_sec,
+            event_bytes=args.event_bytes,
+            distinct_keys=args.distinct_keys,
+            event_types=args.event_types,
+            trigger_seconds=args.trigger_seconds,
+            utilisation=args.utilisation,
+        )
+    except cost.CostError as error:
+        _say(f"error: {error}")
+        return 2
+    if args.cpu_s_per_1k:
+        cpu, cpu_from = args.cpu_s_per_1k, "--cpu-s-per-1k"
+    else:
+        cpu, cpu_from = cost.measured_cpu_s_per_1k()
+    prices = cost.load_prices()
+    _say(cost.report(work, cost.estimate(work, cpu, prices), prices, cpu_from))
+    return 0
+
+
+def cmd_aws_policy(settings: Settings, args: argparse.Namespace) -> int:
+    """An IAM policy of the AWS target, filled in for the account the credentials reach."""
+    import json
+
+    from lakehouse import aws_policy
+    from lakehouse.clients import sts_identity
+
+    if settings.target != "aws":
+        _say("error: set LAKEHOUSE_TARGET=aws (and LAKEHOUSE_BUCKET, a region): docs/aws.md")
+        return 2
+    arn = sts_identity(settings.endpoints)
+    values = {
+        "partition": arn.split(":")[1],
+        "region": settings["AWS_REGION"],
+        "account": arn.split(":")[4],
+        "bucket": settings["LAKEHOUSE_BUCKET"],
+        "stream": args.stream or settings["KINESIS_STREAM_NAME"],
+        "database": settings["LAKEHOUSE_DATABASE"],
+    }
+    print(json.dumps(aws_policy.render(args.role, values), indent=2))
+    return 0
 
 
 def _option_value(args: Sequence[str], option: str) -> str | None:
@@ -404,6 +454,8 @@ COMMANDS: dict[str, tuple[Callable[[Settings, argparse.Namespace], int], str]] =
     "compose": (cmd_compose, "the stack in containers: prepare | up | status | down"),
     "schema": (cmd_schema, "schema diff: what the job's next start changes in each table"),
     "backfill": (cmd_backfill, "refill an entry's Hudi tables from its raw JSON copy"),
+    "cost": (cmd_cost, "monthly cost of this pipeline on AWS, from dated list prices"),
+    "aws-policy": (cmd_aws_policy, "the job's or load generator's IAM policy for your account"),
 }
 
 
@@ -472,6 +524,21 @@ def build_parser() -> argparse.ArgumentParser:
     backfill.add_argument(
         "--tables", help="tables file (default: $LAKEHOUSE_TABLES, else packaged)"
     )
+    cost = parsers["cost"]
+    cost.add_argument("--events-per-sec", type=float, required=True)
+    cost.add_argument("--event-bytes", type=int, required=True, help="average record size")
+    cost.add_argument("--distinct-keys", type=int, default=1_000_000, help="rows in a table")
+    cost.add_argument("--event-types", type=int, default=1, help="entries of the tables file")
+    cost.add_argument("--trigger-seconds", type=float, default=5.0, help="micro-batch interval")
+    cost.add_argument(
+        "--cpu-s-per-1k",
+        type=float,
+        help="the job's CPU-seconds per 1,000 events (default: the newest drain benchmark's)",
+    )
+    cost.add_argument("--utilisation", type=float, default=0.6, help="of the job's vCPUs")
+    policy = parsers["aws-policy"]
+    policy.add_argument("role", choices=["job", "load-generator"])
+    policy.add_argument("--stream", help="stream name or pattern (default: KINESIS_STREAM_NAME)")
     return parser
 
 
@@ -514,7 +581,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = load_settings()
         handler, _ = COMMANDS[args.command]
         return handler(settings, args)
-    except (ConfigError, InstallError, ServiceError, BootstrapError, ComposeError) as exc:
+    except (
+        ConfigError,
+        InstallError,
+        ServiceError,
+        BootstrapError,
+        ComposeError,
+        PolicyError,
+        TruststoreError,
+    ) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except TablesConfigError as exc:  # as the job refuses it: nothing done, exit 5

@@ -74,7 +74,9 @@ def kinesis_client(
         host = urlparse(endpoints.kinesis).netloc
         session = Session(region_name=endpoints.region, localstack_host=host)
         return session.client("kinesis", config=config)
-    if endpoints.kinesis and not access_key and not os.environ.get("AWS_ACCESS_KEY_ID"):
+    # An emulator (a plain-HTTP endpoint) signs with any key; behind HTTPS may be AWS, whose
+    # credentials come from boto3's default chain.
+    if local_http and not access_key and not os.environ.get("AWS_ACCESS_KEY_ID"):
         access_key, secret_key = EMULATOR_CREDENTIALS
     return boto3.client(
         "kinesis",
@@ -96,6 +98,12 @@ def s3_client(endpoints: Endpoints) -> Any:
         aws_secret_access_key=endpoints.s3_secret_key,
         config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 2}),
     )
+
+
+def sts_identity(endpoints: Endpoints) -> str:
+    """The ARN the default credential chain signs in as (STS GetCallerIdentity)."""
+    sts = boto3.client("sts", region_name=endpoints.region)
+    return str(sts.get_caller_identity()["Arn"])
 
 
 def trino_connection(
@@ -126,10 +134,23 @@ def hudi_rs_table(endpoints: Endpoints, base_uri: str) -> Any:
 
     options = {"aws_region": endpoints.region}
     if endpoints.s3:
-        options.update(aws_endpoint_url=endpoints.s3, aws_allow_http="true")
+        options["aws_endpoint_url"] = endpoints.s3
+        if endpoints.s3.startswith("http://"):
+            options["aws_allow_http"] = "true"
     if endpoints.s3_access_key and endpoints.s3_secret_key:
         options.update(
             aws_access_key_id=endpoints.s3_access_key,
             aws_secret_access_key=endpoints.s3_secret_key,
         )
+    else:
+        # hudi-rs's S3 client knows fewer credential sources than boto3 (no SSO, no assumed
+        # role profiles, no container endpoint by full URI): take boto3's chain's answer.
+        credentials = boto3.session.Session().get_credentials()
+        if credentials is not None:
+            frozen = credentials.get_frozen_credentials()
+            options.update(
+                aws_access_key_id=frozen.access_key, aws_secret_access_key=frozen.secret_key
+            )
+            if frozen.token:
+                options["aws_session_token"] = frozen.token
     return HudiTableBuilder.from_base_uri(base_uri).with_storage_options(options).build()

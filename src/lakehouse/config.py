@@ -2,13 +2,20 @@
 
 Local mode and compose read the same files. Local mode adds the endpoints
 (127.0.0.1 plus each service's port) that compose gets from service names.
+
+The target (LAKEHOUSE_TARGET) says what the clients talk to: `local`, the sandbox's own
+services (the default), or `aws`, an AWS account, for which services/aws/target.env replaces
+the sandbox's keys and catalog and everything else comes from the AWS settings a user already
+has: the region (AWS_REGION, AWS_DEFAULT_REGION or the profile), credentials (each SDK's
+default provider chain), AWS_CA_BUNDLE, and endpoints only where AWS_ENDPOINT_URL or
+AWS_ENDPOINT_URL_<SERVICE> names one.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from lakehouse.clients import Endpoints
@@ -23,6 +30,20 @@ SERVICE_ENV_FILES = (
     "trino/trino.env",
     "cdc/cdc.env",
     "prometheus/prometheus.env",
+)
+TARGET_ENV = "LAKEHOUSE_TARGET"
+TARGETS = ("local", "aws")
+AWS_TARGET_FILE = SERVICES_DIR / "aws" / "target.env"
+# The user's AWS settings the aws target reads (besides what the SDKs read themselves).
+AWS_SETTINGS = (
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+    "AWS_CA_BUNDLE",
+    "AWS_ENDPOINT_URL",
+    "AWS_ENDPOINT_URL_KINESIS",
+    "AWS_ENDPOINT_URL_S3",
+    "AWS_ENDPOINT_URL_GLUE",
+    "TRINO_URL",
 )
 
 
@@ -63,6 +84,9 @@ class Settings:
     env: Mapping[str, str]
     cache_dir: Path
     state_dir: Path
+    target: str = "local"
+    # The environment's AWS_SETTINGS, read by the aws target.
+    aws: Mapping[str, str] = field(default_factory=dict)
 
     def __getitem__(self, key: str) -> str:
         if key in self.env:
@@ -99,19 +123,34 @@ class Settings:
     # Endpoints as clients on this machine see them.
     @property
     def kinesis_endpoint(self) -> str:
+        if self.target == "aws":
+            return self.aws_endpoint("KINESIS")
         return f"http://127.0.0.1:{self.port('KINESIS_PORT')}"
 
     @property
     def s3_endpoint(self) -> str:
+        if self.target == "aws":
+            return self.aws_endpoint("S3")
         return f"http://127.0.0.1:{self.port('MINIO_PORT')}"
 
     @property
+    def glue_endpoint(self) -> str:
+        return self.aws_endpoint("GLUE") if self.target == "aws" else ""
+
+    @property
     def hms_uri(self) -> str:
-        return f"thrift://127.0.0.1:{self.port('HMS_PORT')}"
+        return "" if self.target == "aws" else f"thrift://127.0.0.1:{self.port('HMS_PORT')}"
 
     @property
     def trino_url(self) -> str:
+        if self.target == "aws":
+            return self.aws.get("TRINO_URL", "")
         return f"http://127.0.0.1:{self.port('TRINO_PORT')}"
+
+    def aws_endpoint(self, service: str) -> str:
+        """The endpoint the user set for `service` (as the AWS SDKs read it), else "": the
+        SDK's own regional endpoint."""
+        return self.aws.get(f"AWS_ENDPOINT_URL_{service}") or self.aws.get("AWS_ENDPOINT_URL", "")
 
     @property
     def endpoints(self) -> Endpoints:
@@ -127,18 +166,59 @@ class Settings:
             HMS_URI=self.hms_uri,
             TRINO_URL=self.trino_url,
         )
+        if self.target == "aws":
+            env.update(
+                {key: value for key, value in self.aws.items() if key.startswith("AWS_")},
+                GLUE_ENDPOINT=self.glue_endpoint,
+                # An S3-compatible endpoint (a simulation) is addressed by path; AWS's own
+                # by bucket host name.
+                S3A_PATH_STYLE="true" if self.s3_endpoint else "false",
+            )
         return env
 
 
 def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
-    """Read versions.env and services/*.env; the process environment overrides
-    any key they define (e.g. KINESIS_ENGINE=kinesalite make local-up)."""
+    """Read versions.env and services/*.env (and services/aws/target.env for the aws
+    target); the process environment overrides any key they define (e.g.
+    KINESIS_ENGINE=kinesalite make local-up)."""
     environ = os.environ if environ is None else environ
+    target = environ.get(TARGET_ENV) or "local"
+    if target not in TARGETS:
+        raise ConfigError(
+            f"{TARGET_ENV}={target!r} is not a target: use one of {', '.join(TARGETS)}"
+        )
     versions = parse_env_file(REPO_ROOT / "versions.env")
     env: dict[str, str] = {}
     for name in SERVICE_ENV_FILES:
         env.update(parse_env_file(SERVICES_DIR / name))
+    aws: dict[str, str] = {}
+    region = ""
+    if target == "aws":
+        env.update(parse_env_file(AWS_TARGET_FILE))
+        aws = {key: environ[key] for key in AWS_SETTINGS if environ.get(key)}
+        region = aws_region(environ)
+        if not environ.get("LAKEHOUSE_BUCKET"):
+            raise ConfigError(
+                f"{TARGET_ENV}=aws needs LAKEHOUSE_BUCKET, the S3 bucket the tables go to "
+                "(create it first: docs/aws.md)"
+            )
     overridden = {k: environ[k] for k in {*versions, *env} if k in environ}
     versions = {k: overridden.get(k, v) for k, v in versions.items()}
     env = {k: overridden.get(k, v) for k, v in env.items()}
-    return Settings(versions, env, default_cache_dir(), default_state_dir())
+    if target == "aws":
+        env["AWS_REGION"] = region
+    return Settings(versions, env, default_cache_dir(), default_state_dir(), target, aws)
+
+
+def aws_region(environ: Mapping[str, str]) -> str:
+    """The region as the AWS CLI finds it: AWS_REGION, AWS_DEFAULT_REGION, the profile."""
+    region = environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION")
+    if not region:
+        import boto3
+
+        region = boto3.session.Session(profile_name=environ.get("AWS_PROFILE")).region_name
+    if not region:
+        raise ConfigError(
+            f"{TARGET_ENV}=aws needs a region: set AWS_REGION, or a region in your AWS profile"
+        )
+    return region

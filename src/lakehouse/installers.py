@@ -119,6 +119,30 @@ def ensure_spark_jars(settings: Settings, progress: Progress = print) -> list[Pa
     return [out / name for name in wanted]
 
 
+def ensure_glue_sync_jars(settings: Settings, progress: Progress = print) -> list[Path]:
+    """hudi-aws and the AWS SDK v2 modules of the Glue sync (the aws target's catalog), from
+    services/spark/glue-sync/pom.xml, in a folder of their own (~6 MB)."""
+    out = settings.jars_dir / (
+        f"glue-sync-{settings['HUDI_VERSION']}-{settings['AWS_SDK_V2_VERSION']}"
+    )
+    if not (out / ".complete").exists():
+        progress("  resolving the Glue sync's jars (hudi-aws, AWS SDK v2) from Maven Central...")
+        out.mkdir(parents=True, exist_ok=True)
+        _run(
+            [
+                *("mvn", "-B", "-q", "-f", str(REPO_ROOT / "services/spark/glue-sync/pom.xml")),
+                "dependency:copy-dependencies",
+                "-DincludeGroupIds=org.apache.hudi,software.amazon.awssdk,"
+                "software.amazon.eventstream,org.reactivestreams",
+                f"-DoutputDirectory={out}",
+                *_mvn_version_props(settings),
+            ],
+            "resolving the Glue sync's jars with Maven",
+        )
+        (out / ".complete").touch()
+    return sorted(out.glob("*.jar"))
+
+
 def spark_jar_names(settings: Settings) -> list[str]:
     return [
         f"hudi-spark3.5-bundle_{settings['SCALA_BINARY_VERSION']}-{settings['HUDI_VERSION']}.jar",

@@ -19,14 +19,26 @@ from lakehouse import installers
 from lakehouse.clients import kinesis_client
 from lakehouse.config import SERVICES_DIR, Settings
 from lakehouse.supervisor import ServiceSpec, port_is_open
+from lakehouse.truststore import java_options as truststore_options
+from lakehouse.truststore import java_truststore
 from lakehouse_tables.declarations import Tables, default_tables_path, load_tables
 
 SPARK_UI_PORT = 4040
 
 
 def spark_jars(settings: Settings) -> list[Path]:
-    """What Spark needs beyond pyspark's jars: Hudi, s3a, the AWS SDK, the Kinesis source."""
-    return [*installers.ensure_spark_jars(settings), installers.ensure_kinesis_source_jar(settings)]
+    """What Spark needs beyond pyspark's jars: Hudi, s3a, the AWS SDK, the Kinesis source,
+    and hudi-aws with the AWS SDK v2 where the catalog is Glue."""
+    glue = (
+        installers.ensure_glue_sync_jars(settings)
+        if settings["LAKEHOUSE_CATALOG"] == "glue"
+        else []
+    )
+    return [
+        *installers.ensure_spark_jars(settings),
+        installers.ensure_kinesis_source_jar(settings),
+        *glue,
+    ]
 
 
 def job_env(settings: Settings, driver_memory: str = "1536m") -> dict[str, str]:
@@ -48,8 +60,17 @@ def job_env(settings: Settings, driver_memory: str = "1536m") -> dict[str, str]:
             f"--driver-memory {driver_memory} pyspark-shell"
         ),
     )
+    java_options = [env.get("JAVA_TOOL_OPTIONS", "")]
     if env.get(JIT_ENV) == "quick":
-        env["JAVA_TOOL_OPTIONS"] = f"{env.get('JAVA_TOOL_OPTIONS', '')} {QUICK_JIT}".strip()
+        java_options.append(QUICK_JIT)
+    if settings.aws.get("AWS_CA_BUNDLE"):
+        store = java_truststore(
+            Path(settings.aws["AWS_CA_BUNDLE"]), installers.spark_java_home(), settings.run_dir
+        )
+        java_options.append(truststore_options(store))
+    env["JAVA_TOOL_OPTIONS"] = " ".join(o for o in java_options if o)
+    if not env["JAVA_TOOL_OPTIONS"]:
+        del env["JAVA_TOOL_OPTIONS"]
     return env
 
 

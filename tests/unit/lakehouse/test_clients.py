@@ -98,6 +98,14 @@ def test_an_emulator_uses_credentials_from_the_environment_when_set(
     assert boto3_calls[0]["aws_access_key_id"] is None  # boto3's own chain
 
 
+def test_an_https_endpoint_gets_the_default_credential_chain(
+    monkeypatch: pytest.MonkeyPatch, boto3_calls: list[dict[str, Any]]
+) -> None:
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID", raising=False)
+    kinesis_client(Endpoints(region="us-east-1", kinesis="https://127.0.0.1:4567"))
+    assert boto3_calls[0]["aws_access_key_id"] is None  # AWS or a simulation of it
+
+
 def test_given_credentials_win(boto3_calls: list[dict[str, Any]]) -> None:
     endpoints = Endpoints(region="us-east-1", kinesis="http://127.0.0.1:4567")
     kinesis_client(endpoints, access_key="AK", secret_key="SK")

@@ -99,3 +99,18 @@ def test_quarantine_is_keyed_by_kinesis_position() -> None:
     options = quarantine_options(SINK)
     assert options["hoodie.datasource.write.recordkey.field"] == "shard_id,sequence_number"
     assert options["hoodie.table.name"] == "quarantine"
+
+
+def test_glue_catalog_syncs_through_hudis_glue_tool_with_the_same_table_settings() -> None:
+    glue = replace(SINK, catalog="glue", region="eu-west-2", glue_endpoint="https://g.test")
+    options = hudi_options(ORDERS, "MERGE_ON_READ", glue)
+    assert options["hoodie.datasource.hive_sync.enable"] == "false"  # no Hive metastore
+    assert options["hoodie.datasource.meta.sync.enable"] == "true"
+    assert options["hoodie.meta.sync.client.tool.class"].endswith("AwsGlueCatalogSyncTool")
+    assert options["hoodie.aws.glue.region"] == "eu-west-2"
+    assert options["hoodie.aws.glue.endpoint"] == "https://g.test"
+    assert options["hoodie.datasource.hive_sync.database"] == "db"
+    assert "hoodie.datasource.hive_sync.metastore.uris" not in options
+    without_endpoint = hudi_options(ORDERS, "COPY_ON_WRITE", replace(glue, glue_endpoint=""))
+    assert "hoodie.aws.glue.endpoint" not in without_endpoint
+    assert quarantine_options(glue)["hoodie.meta.sync.client.tool.class"].endswith("SyncTool")

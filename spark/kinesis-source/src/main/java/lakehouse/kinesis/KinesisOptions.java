@@ -63,8 +63,10 @@ public final class KinesisOptions implements Serializable {
       throw new IllegalArgumentException(
           "Options 'awsAccessKeyId' and 'awsSecretKey' must be given together.");
     }
-    // Emulators accept any key; a local endpoint without keys should just work.
-    if (ak == null && endpointUrl != null) {
+    // Emulators accept any key; a local endpoint without keys should just work. Only a
+    // plain-HTTP endpoint is taken for an emulator: behind HTTPS may be AWS itself (or a
+    // simulation of it) whose credentials come from the default provider chain.
+    if (ak == null && endpointUrl != null && endpointUrl.startsWith("http://")) {
       ak = "test";
       sk = "test";
     }

@@ -64,6 +64,14 @@ class KinesisOptionsTest {
   }
 
   @Test
+  void anHttpsEndpointTakesCredentialsFromTheProviderChain() {
+    KinesisOptions o = KinesisOptions.parse(Map.of("streamName", "s", "endpointUrl",
+        "https://kinesis.example.test"));
+    assertEquals(null, o.accessKeyId);
+    assertEquals(null, o.secretKey);
+  }
+
+  @Test
   void badValuesNameTheOption() {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> KinesisOptions.parse(Map.of("streamName", "s", "maxRecordsPerCall", "20000")));

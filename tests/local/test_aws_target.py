@@ -1,0 +1,165 @@
+"""The AWS target (LAKEHOUSE_TARGET=aws) against a simulated account (tests/support/
+aws_simulation.py): TLS with the run's own CA, a role's credentials only through the
+default provider chain, Glue as the catalog. The load generator writes to the stream, the
+job writes the Hudi tables to S3 and registers them in Glue, and the tables equal the
+ledger. Nothing here needs the local stack."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from botocore.exceptions import ClientError
+
+from lakehouse.aws_policy import render
+from lakehouse.bootstrap import ensure_stream
+from lakehouse.clients import hudi_rs_table, kinesis_client
+from lakehouse.config import Settings, load_settings
+from lakehouse.job_launcher import default_job_args, job_command, job_env
+from lakehouse_tables.declarations import load_tables
+from loadgen.ledger import expected_state, read_ledger
+from loadgen.options import LoadOptions
+from loadgen.runner import run_load
+from tests.support.aws_simulation import ACCOUNT, SimulatedAws, simulated_aws
+from tests.support.pipeline import tail
+
+pytestmark = pytest.mark.local
+
+BUCKET = "lakehouse-sim"
+STREAM = "events"
+DATABASE = "lakehouse_sim"
+# Keys a shell may hold that would let a client sign without the provider chain's role.
+STATIC_KEYS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE")
+
+
+JOB_ROLE = "lakehouse-job"
+LOAD_ROLE = "lakehouse-load-generator"
+
+
+def role_policies(region: str) -> dict[str, dict]:
+    """The shipped policies, filled in for the simulated account, with the two changes
+    moto's IAM model needs (tests/support/aws_simulation.py): it judges Kinesis and Glue
+    calls by action only, so their statements get Resource "*"; and it authorises a
+    multi-object delete against the bucket's ARN (AWS: against each key's), so the object
+    statement also names the bucket. The actions are the shipped ones."""
+    values = dict(
+        partition="aws",
+        region=region,
+        account=ACCOUNT,
+        bucket=BUCKET,
+        stream=STREAM,
+        database=DATABASE,
+    )
+    policies = {JOB_ROLE: render("job", values), LOAD_ROLE: render("load-generator", values)}
+    for policy in policies.values():
+        for statement in policy["Statement"]:
+            if not statement["Action"][0].startswith("s3:"):
+                statement["Resource"] = "*"
+            elif statement["Resource"] == f"arn:aws:s3:::{BUCKET}/*":
+                statement["Resource"] = [statement["Resource"], f"arn:aws:s3:::{BUCKET}"]
+    return policies
+
+
+@pytest.fixture
+def aws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SimulatedAws]:
+    region = "eu-west-2"
+    with simulated_aws(tmp_path / "aws", role_policies(region), region) as simulation:
+        for key in STATIC_KEYS:
+            monkeypatch.delenv(key, raising=False)
+        # This test's process runs as the job's role (the launcher, the checks' reads).
+        for key, value in simulation.environment(JOB_ROLE).items():
+            monkeypatch.setenv(key, value)
+        # hudi-rs's TLS (rustls) reads its extra CA from here, not from AWS_CA_BUNDLE.
+        monkeypatch.setenv("SSL_CERT_FILE", str(simulation.tls.ca_bundle))
+        monkeypatch.setenv("LAKEHOUSE_TARGET", "aws")
+        monkeypatch.setenv("LAKEHOUSE_BUCKET", BUCKET)
+        monkeypatch.setenv("LAKEHOUSE_DATABASE", DATABASE)
+        monkeypatch.setenv("KINESIS_STREAM_NAME", STREAM)
+        yield simulation
+
+
+def test_load_job_and_glue_on_a_simulated_account(aws: SimulatedAws, tmp_path: Path) -> None:
+    settings = load_settings()
+    assert settings.target == "aws" and settings["LAKEHOUSE_CATALOG"] == "glue"
+    assert settings.s3_endpoint == settings.kinesis_endpoint == aws.endpoint
+    # What a user creates in the account before the first run (docs/aws.md), as its admin.
+    aws.admin("s3").create_bucket(
+        Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": aws.region}
+    )
+    ensure_stream(aws.admin("kinesis"), STREAM, shards=2)
+    # The job's role may not write to the stream, nor the load generator's read the lake.
+    with pytest.raises(ClientError, match="AccessDenied"):
+        kinesis_client(settings.endpoints).put_record(
+            StreamName=STREAM, Data=b"{}", PartitionKey="k"
+        )
+
+    ledger_dir = tmp_path / "ledger"
+    rc = run_load(
+        LoadOptions(
+            stream_name=STREAM,
+            kinesis_endpoint=settings.kinesis_endpoint,
+            region=aws.region,
+            workers=1,
+            users=1,
+            run_time="6s",
+            stop_timeout=20,
+            ledger_dir=str(ledger_dir),
+            event_model="orders",
+            seed="24",
+            events_per_sec=60,
+            batch_size=20,
+            key_cardinality="50",
+        ),
+        env={"AWS_CONTAINER_CREDENTIALS_FULL_URI": aws.credentials_uris[LOAD_ROLE]},
+        log_dir=tmp_path / "logs",
+        timeout=120,
+    )
+    assert rc == 0, tail(tmp_path / "logs" / "locust.log")
+    entries = list(read_ledger(ledger_dir))
+    assert entries and all(e["acked"] for e in entries)
+
+    run_job(settings, tmp_path / "job.log")
+
+    glue = aws.admin("glue")
+    tables = {t["Name"]: t for t in glue.get_tables(DatabaseName=DATABASE)["TableList"]}
+    assert {"hudi_orders_cow", "hudi_orders_mor_ro", "hudi_orders_mor_rt"} <= set(tables)
+    cow = tables["hudi_orders_cow"]["StorageDescriptor"]
+    assert cow["Location"] == f"s3://{BUCKET}/warehouse/{DATABASE}.db/hudi_orders_cow"
+    assert "order_id" in {c["Name"] for c in cow["Columns"]}
+
+    expected = expected_state(entries, load_tables()).rows["orders"]
+    for table in ("hudi_orders_cow", "hudi_orders_mor"):
+        rows = snapshot(settings, f"s3://{BUCKET}/warehouse/{DATABASE}.db/{table}")
+        assert rows == {key: event["amount"] for key, event in expected.items()}, table
+
+
+def run_job(settings: Settings, log: Path) -> None:
+    # As `lakehouse run -- --available-now --final-compaction` starts it.
+    args = [*default_job_args(settings), "--available-now", "--final-compaction"]
+    env = job_env(settings)
+    assert not {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"} & set(env)
+    with log.open("wb") as out:
+        done = subprocess.run(
+            job_command(args), env=env, stdout=out, stderr=subprocess.STDOUT, timeout=600
+        )
+    assert done.returncode == 0, tail(log, 60)
+
+
+def snapshot(settings: Settings, base_uri: str) -> dict[str, float]:
+    batches = hudi_rs_table(settings.endpoints, base_uri).read()
+    rows = pa.Table.from_batches(batches).to_pylist() if batches else []
+    return {r["order_id"]: r["amount"] for r in rows if not r.get("_is_deleted")}
+
+
+def test_no_static_key_reaches_the_job(aws: SimulatedAws) -> None:
+    env = job_env(load_settings())
+    assert env.get("S3_ACCESS_KEY", "") == env.get("S3_SECRET_KEY", "") == ""
+    assert "javax.net.ssl.trustStore=" in env["JAVA_TOOL_OPTIONS"]
+    assert (
+        os.environ["AWS_CONTAINER_CREDENTIALS_FULL_URI"]
+        == env["AWS_CONTAINER_CREDENTIALS_FULL_URI"]
+    )

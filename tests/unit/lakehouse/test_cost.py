@@ -1,0 +1,88 @@
+"""`lakehouse cost`: the monthly estimate from dated prices and the measured CPU per event."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lakehouse import cost
+from lakehouse.cli import main
+
+pytestmark = pytest.mark.unit
+
+PRICES = cost.load_prices()
+
+
+def by_item(lines: list[cost.Line]) -> dict[str, cost.Line]:
+    return {line.item: line for line in lines}
+
+
+def test_prices_are_dated_and_name_their_sources() -> None:
+    assert str(PRICES["as_of"]).startswith("20")
+    assert set(PRICES["sources"]) == {"kinesis", "s3", "glue", "emr_serverless"}
+
+
+def test_kinesis_both_modes_scale_with_the_input() -> None:
+    small = by_item(cost.estimate(cost.Workload(100, 300), 1.0, PRICES))
+    large = by_item(cost.estimate(cost.Workload(10_000, 300), 1.0, PRICES))
+    # On-demand: 0.04 USD a stream-hour plus 0.12 USD a GB (in and read once).
+    gb = 100 * 300 * cost.SECONDS_PER_MONTH / cost.GB
+    assert small["on-demand"].usd == pytest.approx(0.04 * 730 + 0.12 * gb)
+    stream_hours = 0.04 * 730
+    assert large["on-demand"].usd - stream_hours == pytest.approx(
+        100 * (small["on-demand"].usd - stream_hours)
+    )
+    # Provisioned: 10,000 records/s need 13 shards at 1,000 each with 25 % headroom.
+    assert "13 shards" in large["provisioned"].note
+    assert small["provisioned"].note.startswith("1 shard (")
+
+
+def test_compute_follows_the_cpu_per_event_and_never_goes_under_one_vcpu() -> None:
+    idle = by_item(cost.estimate(cost.Workload(1, 300), 1.0, PRICES))["the job"]
+    busy = by_item(cost.estimate(cost.Workload(5_000, 300), 1.2, PRICES))["the job"]
+    assert "1 vCPU" in idle.note
+    assert "10 vCPU" in busy.note  # 6 busy cores at 60 % utilisation
+    per_vcpu = 730 * (0.052624 + 4 * 0.0057785)
+    assert busy.usd == pytest.approx(10 * per_vcpu)
+
+
+def test_the_newest_drain_benchmark_gives_the_cpu_per_event(tmp_path: Path) -> None:
+    assert cost.measured_cpu_s_per_1k(tmp_path)[0] == cost.MEASURED_CPU_S_PER_1K
+    for name, figure in (("20260101T000000", 2.0), ("20260202T000000", 0.9)):
+        (tmp_path / name).mkdir()
+        summary = {
+            "drain": {"profiles": {"fast": {"job_cpu_s_per_1k_events_warm": {"median": figure}}}}
+        }
+        (tmp_path / name / "summary.json").write_text(json.dumps(summary))
+    (tmp_path / "20260303T000000").mkdir()  # a rate-mode run: no drain figures
+    (tmp_path / "20260303T000000" / "summary.json").write_text("{}")
+    assert cost.measured_cpu_s_per_1k(tmp_path) == (0.9, "drain benchmark 20260202T000000")
+
+
+def test_bad_inputs_are_named() -> None:
+    with pytest.raises(cost.CostError, match="--event-bytes"):
+        cost.Workload(100, 0)
+    with pytest.raises(cost.CostError, match="--utilisation"):
+        cost.Workload(100, 10, utilisation=1.5)
+
+
+def test_cli_prints_every_line_and_the_total(capsys: pytest.CaptureFixture[str]) -> None:
+    assert (
+        main(["cost", "--events-per-sec", "1000", "--event-bytes", "300", "--cpu-s-per-1k", "1"])
+        == 0
+    )
+    out = capsys.readouterr().out
+    for item in (
+        "on-demand",
+        "provisioned",
+        "raw JSON copy",
+        "Hudi tables",
+        "Data Catalog",
+        "the job",
+        "total",
+    ):
+        assert item in out
+    assert f"as of {PRICES['as_of']}" in out
+    assert main(["cost", "--events-per-sec", "-1", "--event-bytes", "300"]) == 2
