@@ -388,6 +388,7 @@ def cmd_bench(settings: Settings, args: argparse.Namespace) -> int:
         repeat=args.repeat,
         max_records_per_shard=args.max_records_per_shard,
         json_path=Path(args.json) if args.json else None,
+        s3_requests=args.s3_requests,
     )
     return run_bench(settings, options, _say)
 
@@ -571,6 +572,11 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repeat", type=int, default=3, help="drain mode: runs per profile")
     p.add_argument(
         "--max-records-per-shard", type=int, default=2_500, help="drain mode: batch size per shard"
+    )
+    p.add_argument(
+        "--s3-requests",
+        action="store_true",
+        help="only count the S3 requests of a micro-batch on MinIO (lakehouse cost's input)",
     )
     p.add_argument("--json", help="also write the summary here")
 

@@ -8,7 +8,7 @@ The model, each line printed with its assumption:
 - S3: the raw JSON copy keeps every event (month-end size; a month costs about half of
   it the first month); the Hudi tables hold the latest version of each distinct key, in
   Copy-on-Write and Merge-on-Read (Parquet, compressed to --parquet-ratio of the JSON);
-  requests per micro-batch as counted on the sandbox's MinIO.
+  requests per micro-batch as counted on the sandbox's MinIO (lakehouse bench --s3-requests).
 - Glue Data Catalog: the tables and the partitions of the raw copy (one a day per event
   type), one sync per table per batch only when the schema or partitions change.
 - Compute: EMR Serverless vCPU- and GB-hours for the measured CPU per 1,000 events at
@@ -37,10 +37,13 @@ GB = 1e9
 # on the project's 2-core machine; the README's performance table), used until a drain
 # benchmark has run on this machine.
 MEASURED_CPU_S_PER_1K = 1.08
-# S3 requests per micro-batch (CoW, MoR, raw JSON and quarantine writes with their
-# timelines), counted on the sandbox's MinIO: see the README.
-PUTS_PER_BATCH = 40
-GETS_PER_BATCH = 120
+# S3 requests per micro-batch by price class (deletes are free), counted on the sandbox's
+# MinIO for the default tables file (CoW, MoR, raw JSON, quarantine; Hudi's metadata table
+# off) by `lakehouse bench --s3-requests`: 219 and 266 PUT/LIST, 283 and 351 GET/HEAD in two
+# runs (compactions run by the clock, so their share varies); the middle of each. Most are
+# S3A's and Hudi's listings (README, "From the sandbox to AWS").
+PUTS_PER_BATCH = 240
+GETS_PER_BATCH = 320
 
 
 class CostError(Exception):
@@ -152,7 +155,8 @@ def _s3(work: Workload, gb_month: float, p: Mapping[str, Any]) -> list[Line]:
                 + GETS_PER_BATCH * p["get_requests_per_1000"]
             )
             / 1000,
-            f"{batches:,.0f} micro-batches of {work.trigger_seconds:g} s",
+            f"{batches:,.0f} micro-batches of {work.trigger_seconds:g} s, "
+            f"{PUTS_PER_BATCH} PUT/LIST and {GETS_PER_BATCH} GET/HEAD each",
         ),
     ]
 

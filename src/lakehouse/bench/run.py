@@ -45,6 +45,7 @@ class BenchOptions:
     max_records_per_shard: int = 2_500
     json_path: Path | None = None
     out_root: Path = REPO_ROOT / "bench" / "results"
+    s3_requests: bool = False  # S3 requests per micro-batch only (bench.s3_requests)
 
 
 def run_bench(settings: Settings, opts: BenchOptions, say: Callable[[str], None]) -> int:
@@ -65,6 +66,18 @@ def run_bench(settings: Settings, opts: BenchOptions, say: Callable[[str], None]
             "be the limit; `KINESIS_ENGINE=kinesalite make local-up` for the fast engine"
         )
     summary: dict = {"options": _jsonable(asdict(opts)), "engine": engine}
+    if opts.s3_requests:
+        from lakehouse.bench.s3_requests import measure
+
+        summary["s3_requests"] = found = measure(settings, out, say)
+        _write(summary, out, opts)
+        say(
+            f"S3 requests per micro-batch: {found['put_class_per_batch']} PUT/LIST class, "
+            f"{found['get_class_per_batch']} GET/HEAD class, {found['free_per_batch']} free "
+            f"(deletes); by API {found['per_batch_by_api']}"
+        )
+        say(f"Summary: {out / 'summary.json'}")
+        return 0
     if opts.drain_events:
         summary["drain"] = run_drain(
             settings,
