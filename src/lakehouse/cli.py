@@ -20,6 +20,7 @@ from lakehouse.compose import ComposeError, engine, project
 from lakehouse.config import ConfigError, Settings, load_settings
 from lakehouse.installers import InstallError
 from lakehouse.interrupts import sigterm_interrupts
+from lakehouse.submit import SubmitError
 from lakehouse.supervisor import ServiceError
 from lakehouse.truststore import TruststoreError
 from lakehouse_tables.declarations import TablesConfigError
@@ -185,6 +186,37 @@ def cmd_aws_policy(settings: Settings, args: argparse.Namespace) -> int:
     }
     print(json.dumps(aws_policy.render(args.role, values), indent=2))
     return 0
+
+
+def cmd_submit(settings: Settings, args: argparse.Namespace) -> int:
+    """The job with its executors on a Spark standalone cluster (lakehouse.submit)."""
+    from lakehouse import submit
+    from lakehouse_tables.declarations import default_tables_path, load_tables
+
+    cluster = submit.Cluster(
+        master=args.master,
+        total_executor_cores=args.total_executor_cores,
+        executor_memory=args.executor_memory,
+        driver_host=args.driver_host,
+        ship_jars=args.ship_jars,
+    )
+    job_args = [a for a in args.job_args if a != "--"]
+    tables = load_tables(_option_value(job_args, "--tables") or default_tables_path())
+    try:
+        job_args = [*job_launcher.default_job_args(settings, tables), *job_args]
+    except job_launcher.JobStreamsError as error:
+        _say(f"error: {error}")
+        return 2
+    env = submit.cluster_env(settings, cluster)
+    _say(f"The job's driver here, its executors on {cluster.master}")
+    command = job_launcher.job_command(job_args, master=cluster.master)
+    process = subprocess.Popen(command, env=env)
+    try:
+        with sigterm_interrupts():
+            return process.wait()
+    except KeyboardInterrupt:
+        process.send_signal(signal.SIGTERM)
+        return process.wait()
 
 
 def _option_value(args: Sequence[str], option: str) -> str | None:
@@ -455,6 +487,7 @@ COMMANDS: dict[str, tuple[Callable[[Settings, argparse.Namespace], int], str]] =
     "compose": (cmd_compose, "the stack in containers: prepare | up | status | down"),
     "schema": (cmd_schema, "schema diff: what the job's next start changes in each table"),
     "backfill": (cmd_backfill, "refill an entry's Hudi tables from its raw JSON copy"),
+    "submit": (cmd_submit, "the job with its executors on a Spark standalone cluster"),
     "cost": (cmd_cost, "monthly cost of this pipeline on AWS, from dated list prices"),
     "aws-policy": (cmd_aws_policy, "the job's or load generator's IAM policy for your account"),
 }
@@ -525,6 +558,21 @@ def build_parser() -> argparse.ArgumentParser:
     backfill.add_argument(
         "--tables", help="tables file (default: $LAKEHOUSE_TABLES, else packaged)"
     )
+    submit = parsers["submit"]
+    submit.add_argument("--master", required=True, help="the standalone master: spark://host:7077")
+    submit.add_argument("--total-executor-cores", type=int, default=1)
+    submit.add_argument("--executor-memory", default="1g")
+    submit.add_argument(
+        "--driver-host",
+        default="127.0.0.1",
+        help="this machine's address as the cluster's hosts reach it",
+    )
+    submit.add_argument(
+        "--ship-jars",
+        action="store_true",
+        help="send the jars to each executor (default: they are at the same paths on its host)",
+    )
+    submit.add_argument("job_args", nargs=argparse.REMAINDER)
     cost = parsers["cost"]
     cost.add_argument("--events-per-sec", type=float, required=True)
     cost.add_argument("--event-bytes", type=int, required=True, help="average record size")
@@ -595,6 +643,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ComposeError,
         PolicyError,
         TruststoreError,
+        SubmitError,
     ) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,13 +20,14 @@ from lakehouse.aws_policy import render
 from lakehouse.bootstrap import ensure_stream
 from lakehouse.clients import hudi_rs_table, kinesis_client
 from lakehouse.config import Settings, load_settings
-from lakehouse.job_launcher import default_job_args, job_command, job_env
+from lakehouse.job_launcher import job_env
 from lakehouse_tables.declarations import load_tables
 from loadgen.ledger import expected_state, read_ledger
 from loadgen.options import LoadOptions
 from loadgen.runner import run_load
 from tests.support.aws_simulation import ACCOUNT, SimulatedAws, simulated_aws
 from tests.support.pipeline import tail
+from tests.support.spark_cluster import spark_cluster
 
 pytestmark = pytest.mark.local
 
@@ -122,7 +124,7 @@ def test_load_job_and_glue_on_a_simulated_account(aws: SimulatedAws, tmp_path: P
     entries = list(read_ledger(ledger_dir))
     assert entries and all(e["acked"] for e in entries)
 
-    run_job(settings, tmp_path / "job.log")
+    submit_job(aws, tmp_path)
 
     glue = aws.admin("glue")
     tables = {t["Name"]: t for t in glue.get_tables(DatabaseName=DATABASE)["TableList"]}
@@ -137,16 +139,27 @@ def test_load_job_and_glue_on_a_simulated_account(aws: SimulatedAws, tmp_path: P
         assert rows == {key: event["amount"] for key, event in expected.items()}, table
 
 
-def run_job(settings: Settings, log: Path) -> None:
-    # As `lakehouse run -- --available-now --final-compaction` starts it.
-    args = [*default_job_args(settings), "--available-now", "--final-compaction"]
-    env = job_env(settings)
-    assert not {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"} & set(env)
-    with log.open("wb") as out:
-        done = subprocess.run(
-            job_command(args), env=env, stdout=out, stderr=subprocess.STDOUT, timeout=600
-        )
-    assert done.returncode == 0, tail(log, 60)
+def submit_job(aws: SimulatedAws, folder: Path) -> None:
+    """`lakehouse submit -- --available-now --final-compaction` to a standalone master and
+    worker of their own: the executors read Kinesis and write S3 as the worker's host, which
+    holds the job's role (as an instance or container role would)."""
+    host = {"PATH": os.environ["PATH"], **aws.environment(JOB_ROLE)}
+    with spark_cluster(folder / "cluster", host) as cluster:
+        log = folder / "job.log"
+        command = [sys.executable, "-m", "lakehouse.cli", "submit", "--master", cluster.master]
+        with log.open("wb") as out:
+            done = subprocess.run(
+                [*command, "--", "--available-now", "--final-compaction"],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                timeout=600,
+            )
+        assert done.returncode == 0, tail(log, 60)
+        apps = cluster.state()["completedapps"]
+    assert [app["name"] for app in apps] == ["lakehouse-streaming-job"]
+    executor_logs = list((folder / "cluster" / "work").glob("app-*/*/stderr"))
+    assert executor_logs, "no executor ran on the worker"
+    assert any("Finished task" in p.read_text(errors="replace") for p in executor_logs)
 
 
 def snapshot(settings: Settings, base_uri: str) -> dict[str, float]:
