@@ -585,7 +585,7 @@ def run(args: argparse.Namespace) -> int:
     )
     while query.isActive:
         if stop.requested or compactor.failed:
-            _stop_between_batches(query)
+            _stop_between_batches(spark, query)
             break
         views.poll()
         watchdog.check(bool(query.status.get("isTriggerActive")))
@@ -644,14 +644,22 @@ def _run_hudi_streaming_sink(
     while running(q.isActive for q in queries) and not stop.requested:
         time.sleep(1)
     for query in queries:
-        _stop_between_batches(query)
+        _stop_between_batches(spark, query)
     errors = [q.exception() for q in queries if q.exception() is not None]
     for error in errors:
         log.error("a streaming query failed: %s", error)
     return 1 if errors else 0
 
 
-def _stop_between_batches(query) -> None:
+def _stop_between_batches(spark: SparkSession, query) -> None:
+    """Stop `query` between two micro-batches, and soon: with the source's read gate closed
+    (lakehouse.kinesis.ReadGate) a new batch gets no records, so once the batch in flight
+    commits the query idles until its next trigger, and is stopped there. Without it, a
+    backlog keeps one batch starting as the last commits, and the wait lasts until it is
+    drained (minutes, past the supervisor's or `docker stop`'s grace)."""
+    jvm = spark._jvm
+    assert jvm is not None  # a live session's gateway
+    jvm.lakehouse.kinesis.ReadGate.close()
     while query.status.get("isTriggerActive"):
         time.sleep(0.2)
     query.stop()

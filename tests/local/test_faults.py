@@ -40,6 +40,8 @@ def test_sigterm_to_the_job_group_stops_it_between_batches(run: Run) -> None:
     log = run.log.read_text(errors="replace")
     assert code == 0, f"the job exited {code} on SIGTERM:\n{tail(run.log)}"
     assert "stopping after the current micro-batch" in log
+    # It stopped after the batch in flight, not after draining the backlog (ReadGate).
+    assert run.records_done() < len(s.records), "the job drained the backlog before stopping"
     run.run_job("--available-now", "--final-compaction", "--max-records-per-shard", "500")
     assert_sinks_hold(run, s)
 

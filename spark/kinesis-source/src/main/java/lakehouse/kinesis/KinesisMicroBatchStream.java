@@ -106,6 +106,10 @@ final class KinesisMicroBatchStream
   @Override
   public Offset latestOffset(Offset startOffset, ReadLimit limit) {
     SourceOffset start = state(startOffset);
+    if (ReadGate.isClosed()) {
+      LOG.info("the job is stopping: no records for a new micro-batch");
+      return new KinesisOffset(start);
+    }
     warnLeftOut(start);
     Map<String, StreamReader.Plan> plans = new LinkedHashMap<>();
     for (StreamReader reader : readers.values()) {
