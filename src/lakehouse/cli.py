@@ -219,6 +219,14 @@ def cmd_submit(settings: Settings, args: argparse.Namespace) -> int:
         return process.wait()
 
 
+def cmd_aws_trino_catalog(settings: Settings, _: argparse.Namespace) -> int:
+    """Trino's Hudi catalog over Glue and S3 for the aws target (lakehouse.trino_glue)."""
+    from lakehouse.trino_glue import glue_catalog_properties
+
+    print(glue_catalog_properties(settings), end="")
+    return 0
+
+
 def _option_value(args: Sequence[str], option: str) -> str | None:
     """The value of the last `option X` or `option=X` in `args` (argparse's rule)."""
     found = None
@@ -489,6 +497,7 @@ COMMANDS: dict[str, tuple[Callable[[Settings, argparse.Namespace], int], str]] =
     "backfill": (cmd_backfill, "refill an entry's Hudi tables from its raw JSON copy"),
     "submit": (cmd_submit, "the job with its executors on a Spark standalone cluster"),
     "cost": (cmd_cost, "monthly cost of this pipeline on AWS, from dated list prices"),
+    "aws-trino-catalog": (cmd_aws_trino_catalog, "Trino's catalog file for the tables in Glue"),
     "aws-policy": (cmd_aws_policy, "the job's or load generator's IAM policy for your account"),
 }
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,11 +17,14 @@ import pyarrow as pa
 import pytest
 from botocore.exceptions import ClientError
 
+from lakehouse import installers
 from lakehouse.aws_policy import render
 from lakehouse.bootstrap import ensure_stream
-from lakehouse.clients import hudi_rs_table, kinesis_client
+from lakehouse.clients import Endpoints, hudi_rs_table, kinesis_client, trino_connection
 from lakehouse.config import Settings, load_settings
 from lakehouse.job_launcher import job_env
+from lakehouse.trino_glue import glue_catalog_properties
+from lakehouse.truststore import java_options, java_truststore
 from lakehouse_tables.declarations import load_tables
 from loadgen.ledger import expected_state, read_ledger
 from loadgen.options import LoadOptions
@@ -28,6 +32,7 @@ from loadgen.runner import run_load
 from tests.support.aws_simulation import ACCOUNT, SimulatedAws, simulated_aws
 from tests.support.pipeline import tail
 from tests.support.spark_cluster import spark_cluster
+from tests.support.trino_server import trino_server
 
 pytestmark = pytest.mark.local
 
@@ -134,9 +139,23 @@ def test_load_job_and_glue_on_a_simulated_account(aws: SimulatedAws, tmp_path: P
     assert "order_id" in {c["Name"] for c in cow["Columns"]}
 
     expected = expected_state(entries, load_tables()).rows["orders"]
+    amounts = {key: event["amount"] for key, event in expected.items()}
     for table in ("hudi_orders_cow", "hudi_orders_mor"):
         rows = snapshot(settings, f"s3://{BUCKET}/warehouse/{DATABASE}.db/{table}")
-        assert rows == {key: event["amount"] for key, event in expected.items()}, table
+        assert rows == amounts, table
+
+    # Trino's Hudi connector on the Glue catalog, as a reader of the account would run it.
+    store = java_truststore(aws.tls.ca_bundle, installers.spark_java_home(), tmp_path / "trust")
+    host = {"PATH": os.environ["PATH"], **aws.environment(JOB_ROLE)}
+    catalogs = {"hudi": glue_catalog_properties(settings)}
+    with trino_server(
+        settings, tmp_path / "trino", catalogs, host, [*java_options(store).split()]
+    ) as trino:
+        for table in ("hudi_orders_cow", "hudi_orders_mor_ro"):
+            # Deletes are tombstone rows in the tables (the sandbox's live views hide them).
+            sql = f"SELECT order_id, amount FROM hudi.{DATABASE}.{table} WHERE NOT _is_deleted"
+            found = trino_rows(trino, sql)
+            assert dict(found) == amounts, table
 
 
 def submit_job(aws: SimulatedAws, folder: Path) -> None:
@@ -160,6 +179,20 @@ def submit_job(aws: SimulatedAws, folder: Path) -> None:
     executor_logs = list((folder / "cluster" / "work").glob("app-*/*/stderr"))
     assert executor_logs, "no executor ran on the worker"
     assert any("Finished task" in p.read_text(errors="replace") for p in executor_logs)
+
+
+def trino_rows(trino: Endpoints, sql: str) -> list[list]:
+    """`sql`'s rows; retried while the new Trino announces its catalogs."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            cursor = trino_connection(trino, catalog="hudi").cursor()
+            cursor.execute(sql)
+            return cursor.fetchall()
+        except Exception as error:
+            if "NO_NODES_AVAILABLE" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(1)
 
 
 def snapshot(settings: Settings, base_uri: str) -> dict[str, float]:

@@ -138,3 +138,18 @@ def test_aws_policy_is_filled_in_for_the_callers_account(
     monkeypatch.setenv("LAKEHOUSE_TARGET", "local")
     assert main(["aws-policy", "job"]) == 2
     assert "LAKEHOUSE_TARGET=aws" in capsys.readouterr().out
+
+
+def test_trino_glue_catalog_names_endpoints_only_when_set() -> None:
+    from lakehouse.trino_glue import glue_catalog_properties
+
+    plain = glue_catalog_properties(load_settings(AWS))
+    assert "hive.metastore=glue" in plain and "hive.metastore.glue.region=eu-central-1" in plain
+    assert "endpoint" not in plain and "aws-access-key" not in plain
+    simulated = glue_catalog_properties(
+        load_settings({**AWS, "AWS_ENDPOINT_URL": "https://aws.example.test"})
+    )
+    assert "hive.metastore.glue.endpoint-url=https://aws.example.test" in simulated
+    assert "s3.endpoint=https://aws.example.test" in simulated
+    with pytest.raises(ConfigError, match="LAKEHOUSE_TARGET=aws"):
+        glue_catalog_properties(load_settings({}))
