@@ -219,11 +219,18 @@ def cmd_submit(settings: Settings, args: argparse.Namespace) -> int:
         return process.wait()
 
 
-def cmd_aws_trino_catalog(settings: Settings, _: argparse.Namespace) -> int:
-    """Trino's Hudi catalog over Glue and S3 for the aws target (lakehouse.trino_glue)."""
-    from lakehouse.trino_glue import glue_catalog_properties
+def cmd_aws_trino_catalogs(settings: Settings, args: argparse.Namespace) -> int:
+    """Trino's catalogs over Glue and S3 for the aws target (lakehouse.trino_glue)."""
+    from lakehouse.trino_glue import glue_catalogs
 
-    print(glue_catalog_properties(settings), end="")
+    for name, properties in glue_catalogs(settings).items():
+        if args.dir:
+            path = Path(args.dir) / f"{name}.properties"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(properties)
+            _say(f"wrote {path}")
+        else:
+            print(f"# --- {name}.properties\n{properties}", end="")
     return 0
 
 
@@ -497,7 +504,7 @@ COMMANDS: dict[str, tuple[Callable[[Settings, argparse.Namespace], int], str]] =
     "backfill": (cmd_backfill, "refill an entry's Hudi tables from its raw JSON copy"),
     "submit": (cmd_submit, "the job with its executors on a Spark standalone cluster"),
     "cost": (cmd_cost, "monthly cost of this pipeline on AWS, from dated list prices"),
-    "aws-trino-catalog": (cmd_aws_trino_catalog, "Trino's catalog file for the tables in Glue"),
+    "aws-trino-catalogs": (cmd_aws_trino_catalogs, "Trino's catalog files for the tables in Glue"),
     "aws-policy": (cmd_aws_policy, "the job's or load generator's IAM policy for your account"),
 }
 
@@ -594,6 +601,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="the job's CPU-seconds per 1,000 events (default: the newest drain benchmark's)",
     )
     cost.add_argument("--utilisation", type=float, default=0.6, help="of the job's vCPUs")
+    parsers["aws-trino-catalogs"].add_argument(
+        "dir",
+        nargs="?",
+        help="write hudi.properties and hive.properties here (Trino's etc/catalog)",
+    )
     policy = parsers["aws-policy"]
     policy.add_argument("role", choices=["job", "load-generator"])
     policy.add_argument("--stream", help="stream name or pattern (default: KINESIS_STREAM_NAME)")

@@ -23,7 +23,7 @@ from lakehouse.bootstrap import ensure_stream
 from lakehouse.clients import Endpoints, hudi_rs_table, kinesis_client, trino_connection
 from lakehouse.config import Settings, load_settings
 from lakehouse.job_launcher import job_env
-from lakehouse.trino_glue import glue_catalog_properties
+from lakehouse.trino_glue import glue_catalogs
 from lakehouse.truststore import java_options, java_truststore
 from lakehouse_tables.declarations import load_tables
 from loadgen.ledger import expected_state, read_ledger
@@ -89,7 +89,9 @@ def aws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SimulatedAw
         yield simulation
 
 
-def test_load_job_and_glue_on_a_simulated_account(aws: SimulatedAws, tmp_path: Path) -> None:
+def test_load_job_and_glue_on_a_simulated_account(
+    aws: SimulatedAws, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     settings = load_settings()
     assert settings.target == "aws" and settings["LAKEHOUSE_CATALOG"] == "glue"
     assert settings.s3_endpoint == settings.kinesis_endpoint == aws.endpoint
@@ -129,33 +131,38 @@ def test_load_job_and_glue_on_a_simulated_account(aws: SimulatedAws, tmp_path: P
     entries = list(read_ledger(ledger_dir))
     assert entries and all(e["acked"] for e in entries)
 
-    submit_job(aws, tmp_path)
-
-    glue = aws.admin("glue")
-    tables = {t["Name"]: t for t in glue.get_tables(DatabaseName=DATABASE)["TableList"]}
-    assert {"hudi_orders_cow", "hudi_orders_mor_ro", "hudi_orders_mor_rt"} <= set(tables)
-    cow = tables["hudi_orders_cow"]["StorageDescriptor"]
-    assert cow["Location"] == f"s3://{BUCKET}/warehouse/{DATABASE}.db/hudi_orders_cow"
-    assert "order_id" in {c["Name"] for c in cow["Columns"]}
-
-    expected = expected_state(entries, load_tables()).rows["orders"]
-    amounts = {key: event["amount"] for key, event in expected.items()}
-    for table in ("hudi_orders_cow", "hudi_orders_mor"):
-        rows = snapshot(settings, f"s3://{BUCKET}/warehouse/{DATABASE}.db/{table}")
-        assert rows == amounts, table
-
-    # Trino's Hudi connector on the Glue catalog, as a reader of the account would run it.
+    # Trino on the Glue catalog, as a reader of the account runs it: the job makes its live
+    # views and raw JSON tables there (TRINO_URL), as it does on the sandbox's metastore.
     store = java_truststore(aws.tls.ca_bundle, installers.spark_java_home(), tmp_path / "trust")
     host = {"PATH": os.environ["PATH"], **aws.environment(JOB_ROLE)}
-    catalogs = {"hudi": glue_catalog_properties(settings)}
-    with trino_server(
-        settings, tmp_path / "trino", catalogs, host, [*java_options(store).split()]
-    ) as trino:
-        for table in ("hudi_orders_cow", "hudi_orders_mor_ro"):
-            # Deletes are tombstone rows in the tables (the sandbox's live views hide them).
-            sql = f"SELECT order_id, amount FROM hudi.{DATABASE}.{table} WHERE NOT _is_deleted"
-            found = trino_rows(trino, sql)
+    jvm = java_options(store).split()
+    with trino_server(settings, tmp_path / "trino", glue_catalogs(settings), host, jvm) as trino:
+        monkeypatch.setenv("TRINO_URL", trino.trino)
+        submit_job(aws, tmp_path)
+
+        glue = aws.admin("glue")
+        tables = {t["Name"]: t for t in glue.get_tables(DatabaseName=DATABASE)["TableList"]}
+        assert {"hudi_orders_cow", "hudi_orders_mor_ro", "hudi_orders_mor_rt"} <= set(tables)
+        assert {"orders", "orders_json"} <= set(tables)  # the live view, the raw copy's table
+        cow = tables["hudi_orders_cow"]["StorageDescriptor"]
+        assert cow["Location"] == f"s3://{BUCKET}/warehouse/{DATABASE}.db/hudi_orders_cow"
+        assert "order_id" in {c["Name"] for c in cow["Columns"]}
+
+        expected = expected_state(entries, load_tables()).rows["orders"]
+        amounts = {key: event["amount"] for key, event in expected.items()}
+        for table in ("hudi_orders_cow", "hudi_orders_mor"):
+            rows = snapshot(settings, f"s3://{BUCKET}/warehouse/{DATABASE}.db/{table}")
+            assert rows == amounts, table
+        queries = {
+            # Deletes are tombstone rows in the tables; the live view hides them.
+            f"hudi.{DATABASE}.{table}": "WHERE NOT _is_deleted"
+            for table in ("hudi_orders_cow", "hudi_orders_mor_ro")
+        } | {f"hive.{DATABASE}.orders": ""}
+        for table, where in queries.items():
+            found = trino_rows(trino, f"SELECT order_id, amount FROM {table} {where}")
             assert dict(found) == amounts, table
+        valid = sum(e["kind"] == "valid" for e in entries)
+        assert trino_rows(trino, f"SELECT count(*) FROM hive.{DATABASE}.orders_json") == [[valid]]
 
 
 def submit_job(aws: SimulatedAws, folder: Path) -> None:

@@ -140,16 +140,27 @@ def test_aws_policy_is_filled_in_for_the_callers_account(
     assert "LAKEHOUSE_TARGET=aws" in capsys.readouterr().out
 
 
-def test_trino_glue_catalog_names_endpoints_only_when_set() -> None:
-    from lakehouse.trino_glue import glue_catalog_properties
+def test_trino_glue_catalogs_name_endpoints_only_when_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lakehouse.cli import main
+    from lakehouse.trino_glue import glue_catalogs
 
-    plain = glue_catalog_properties(load_settings(AWS))
-    assert "hive.metastore=glue" in plain and "hive.metastore.glue.region=eu-central-1" in plain
-    assert "endpoint" not in plain and "aws-access-key" not in plain
-    simulated = glue_catalog_properties(
+    plain = glue_catalogs(load_settings(AWS))
+    assert set(plain) == {"hudi", "hive"}
+    assert "connector.name=hudi" in plain["hudi"] and "hive.hudi-catalog-name=hudi" in plain["hive"]
+    for properties in plain.values():
+        assert "hive.metastore=glue" in properties
+        assert "hive.metastore.glue.region=eu-central-1" in properties
+        assert "endpoint" not in properties and "aws-access-key" not in properties
+    simulated = glue_catalogs(
         load_settings({**AWS, "AWS_ENDPOINT_URL": "https://aws.example.test"})
     )
-    assert "hive.metastore.glue.endpoint-url=https://aws.example.test" in simulated
-    assert "s3.endpoint=https://aws.example.test" in simulated
+    assert "hive.metastore.glue.endpoint-url=https://aws.example.test" in simulated["hive"]
+    assert "s3.endpoint=https://aws.example.test" in simulated["hudi"]
     with pytest.raises(ConfigError, match="LAKEHOUSE_TARGET=aws"):
-        glue_catalog_properties(load_settings({}))
+        glue_catalogs(load_settings({}))
+    for key, value in AWS.items():
+        monkeypatch.setenv(key, value)
+    assert main(["aws-trino-catalogs", str(tmp_path)]) == 0
+    assert (tmp_path / "hive.properties").read_text() == plain["hive"]
