@@ -73,6 +73,9 @@ class LoadOptions:
     create_stream_shards: int = _user(
         0, "create the stream with this many shards if missing (0: do not create)"
     )
+    metrics_port: int = _user(
+        0, "serve the load's figures for Prometheus on this port (0: not served)", web=False
+    )
     aws_access_key_id: str = _user("", "AWS access key (empty: the default chain)", web=False)
     aws_secret_access_key: str = _user("", "AWS secret key", web=False)
 

@@ -43,6 +43,8 @@ from loadgen.kinesis import (
     put_records_with_retry,
 )
 from loadgen.ledger import LedgerWriter, key_prefix
+from loadgen.metrics import EVENTS_ACKED
+from loadgen.metrics import serve as serve_metrics
 from loadgen.models import (
     MALFORMED_KINDS,
     EventGenerator,
@@ -56,8 +58,6 @@ from loadgen.options import add_locust_arguments
 log = logging.getLogger("loadgen")
 
 DEFAULT_STOP_TIMEOUT = 30.0  # seconds, when --stop-timeout is not given
-# The statistics row that counts events (records acknowledged), not PutRecords calls.
-EVENTS_ACKED = "events acked"
 
 
 def gen_config_from_options(
@@ -357,6 +357,11 @@ def _on_init(environment: Environment, **_: Any) -> None:
     if isinstance(environment.runner, MasterRunner) and not o.run_id:
         # forwarded to the workers with every spawn message
         o.run_id = f"s{o.seed}" if o.seed != "" else secrets.token_hex(3)
+    if not isinstance(environment.runner, WorkerRunner) and int(o.metrics_port) > 0:
+        try:
+            serve_metrics(environment.runner, int(o.metrics_port))
+        except OSError as error:  # a second load on the same machine: it runs unwatched
+            log.warning("not serving metrics on port %s: %s", o.metrics_port, error)
     if not environment.host:
         # The web UI's Host field: what the users write to (they read the stream and the
         # endpoint from their own options; the field is informational).

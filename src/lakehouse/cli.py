@@ -283,6 +283,7 @@ SETTINGS_LOAD_OPTIONS = (
     "create_stream_shards",
     "aws_access_key_id",
     "aws_secret_access_key",
+    "metrics_port",
 )
 
 
@@ -297,6 +298,7 @@ def cmd_load(settings: Settings, args: argparse.Namespace) -> int:
         kinesis_endpoint=settings.kinesis_endpoint,
         region=settings["AWS_REGION"],
         ledger_dir=str(demo.ledger_dir(settings)),
+        metrics_port=settings.port("LOADGEN_METRICS_PORT"),
     )
     if opts.web:
         opts = opts.replace(run_time="")  # until stopped from the UI

@@ -257,6 +257,7 @@ def prometheus_targets(settings: Settings) -> dict[str, list[dict[str, list[str]
 
     return {
         "lakehouse-job": at(settings.port("LAKEHOUSE_JOB_METRICS_PORT")),
+        "loadgen": at(settings.port("LOADGEN_METRICS_PORT")),
         "spark-driver": at(SPARK_UI_PORT),
         "minio": at(settings.port("MINIO_PORT")),
         "prometheus": at(settings.port("PROMETHEUS_PORT")),

@@ -1,9 +1,9 @@
 """`lakehouse top`: the pipeline on one terminal screen, refreshed every few seconds.
 
 Everything comes from Prometheus (services/prometheus), so the screen shows what the
-alerts see: events in per type and outcome, how far the job is behind Kinesis, p95
-freshness per sink, p95 seconds per stage of a micro-batch, the age of the last batch,
-and the alerts firing. `snapshot` asks, `render` draws (pure, unit-tested).
+alerts see: the load generator's acknowledged events, events in per type and outcome,
+how far the job is behind Kinesis, p95 freshness per sink, p95 seconds per stage of a
+micro-batch, the age of the last batch, and the alerts firing. `snapshot` asks, `render` draws (pure, unit-tested).
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ QUERIES: Mapping[str, str] = {
     "stages": "lakehouse:stage_seconds:p95_5m",
     "last_batch_age": "time() - max(lakehouse_job_last_batch_timestamp_seconds)",
     "job_up": 'max(up{job="lakehouse-job"})',
+    "load_acked": 'sum(rate(loadgen_events_acked_total{job="loadgen"}[1m]))',
+    "load_failed": 'sum(rate(loadgen_request_failures_total{job="loadgen"}[1m]))',
 }
 
 
@@ -39,6 +41,8 @@ class TopView:
     stage_p95: dict[str, float] = field(default_factory=dict)  # stage -> s
     last_batch_age_s: float | None = None
     job_up: bool = False
+    load_acked: float | None = None  # events/s the load generator had acknowledged
+    load_failed: float | None = None  # its failed calls/s
     alerts: list[str] = field(default_factory=list)
 
 
@@ -87,6 +91,8 @@ def snapshot(query: Query, alerts: Callable[[], list[str]] = list) -> TopView:
     view.stage_p95 = _by(query(QUERIES["stages"]), "stage")
     view.last_batch_age_s = _number(query(QUERIES["last_batch_age"]))
     view.job_up = _number(query(QUERIES["job_up"])) == 1
+    view.load_acked = _number(query(QUERIES["load_acked"]))
+    view.load_failed = _number(query(QUERIES["load_failed"]))
     view.alerts = alerts()
     return view
 
@@ -97,6 +103,13 @@ def _seconds(value: float | None) -> str:
 
 def render(view: TopView, now: str = "") -> str:
     lines = [f"lakehouse top  {now}".rstrip(), ""]
+    if view.load_acked is None:
+        lines.append("load     not running (`lakehouse load`)")
+    else:
+        lines.append(
+            f"load     {view.load_acked:,.1f} events/s acknowledged by Kinesis, "
+            f"{view.load_failed or 0:,.1f} failed calls/s"
+        )
     lines.append(f"job      {'up' if view.job_up else 'DOWN (no metrics answer)'}")
     lines.append(
         f"kinesis  {_seconds(view.behind_s)} behind the newest record, "

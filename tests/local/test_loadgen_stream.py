@@ -4,7 +4,11 @@ equals the ledger, record for record."""
 from __future__ import annotations
 
 import json
+import re
 import socket
+import threading
+import time
+import urllib.request
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -38,6 +42,28 @@ def free_port(candidates: range = range(8190, 8200)) -> int:
         return int(s.getsockname()[1])
 
 
+def scrape(port: int, into: list[dict[str, float]], seconds: float = 60) -> None:
+    """The load generator's metrics every half second until it stops serving them."""
+    deadline = time.monotonic() + seconds
+    seen = False
+    while time.monotonic() < deadline:
+        try:
+            url = f"http://127.0.0.1:{port}/metrics"
+            text = urllib.request.urlopen(url, timeout=2).read().decode()
+        except OSError:
+            if seen:
+                return
+        else:
+            seen = True
+            into.append(
+                {
+                    name: float(value)
+                    for name, value in re.findall(r"^(loadgen_[a-z_]+) (\S+)$", text, re.M)
+                }
+            )
+        time.sleep(0.5)
+
+
 def test_stream_equals_ledger(stack: Any, tmp_path: Path) -> None:
     client = make_client(
         stack.kinesis_endpoint, stack.region, stack.aws_access_key, stack.aws_secret_key
@@ -65,7 +91,11 @@ def test_stream_equals_ledger(stack: Any, tmp_path: Path) -> None:
             out_of_order_rate=0.05,
             late_rate=0.05,
             malformed_rate=0.02,
+            metrics_port=free_port(range(9650, 9660)),
         )
+        scrapes: list[dict[str, float]] = []
+        scraper = threading.Thread(target=scrape, args=(opts.metrics_port, scrapes), daemon=True)
+        scraper.start()
         rc = run_load(
             opts,
             env={
@@ -75,6 +105,7 @@ def test_stream_equals_ledger(stack: Any, tmp_path: Path) -> None:
             log_dir=tmp_path / "logs",
             timeout=180,
         )
+        scraper.join(10)
         logs = {p.name: p.read_text()[-3000:] for p in (tmp_path / "logs").glob("*.log")}
         assert rc == 0, logs
 
@@ -97,6 +128,11 @@ def test_stream_equals_ledger(stack: Any, tmp_path: Path) -> None:
 
         kinds = Counter(e["kind"] for e in entries)
         assert kinds["valid"] > 0 and sum(kinds.values()) > kinds["valid"]
+        # The master's Prometheus figures while it ran (loadgen.metrics): both workers, and
+        # never more events acknowledged than the ledgers hold.
+        assert scrapes, "the load generator served no metrics"
+        assert max(m["loadgen_workers"] for m in scrapes) == 2
+        assert 0 < max(m["loadgen_events_acked_total"] for m in scrapes) <= len(entries)
         state = expected_state(entries, load_tables())
         assert state.counts["malformed"] == sum(v for k, v in kinds.items() if k != "valid")
         assert set(state.rows) == {"orders", "ticker", "clicks", "iot"}

@@ -30,6 +30,8 @@ ANSWERS = {
     top.QUERIES["stages"]: vector(({"stage": "hudi_orders_cow"}, 3.9), ({"stage": "batch"}, 5.1)),
     top.QUERIES["last_batch_age"]: vector(({}, 1.5)),
     top.QUERIES["job_up"]: vector(({}, 1)),
+    top.QUERIES["load_acked"]: vector(({}, 1000.0)),
+    top.QUERIES["load_failed"]: vector(({}, 0.25)),
 }
 
 
@@ -39,6 +41,7 @@ def test_a_screen_shows_rates_lag_freshness_stages_and_alerts() -> None:
     assert view.freshness_p95 == {"hudi_orders_cow": 6.4}  # NaN: no observations
     screen = top.render(view, "12:00:00")
     assert "job      up" in screen
+    assert "load     1,000.0 events/s acknowledged by Kinesis, 0.2 failed calls/s" in screen
     assert "3.2 s behind the newest record, 2 shards behind; last batch 1.5 s ago" in screen
     assert "  orders                     950.2          9.5" in screen
     assert "  unknown                      0.0          0.5" in screen
@@ -51,6 +54,7 @@ def test_no_job_and_no_records() -> None:
     view = top.snapshot(lambda _q: [])
     screen = top.render(view)
     assert "DOWN (no metrics answer)" in screen
+    assert "load     not running" in screen
     assert "(no records in the last minute)" in screen
     assert "alerts firing: none" in screen
 
