@@ -3,7 +3,8 @@
 Everything comes from Prometheus (services/prometheus), so the screen shows what the
 alerts see: the load generator's acknowledged events, events in per type and outcome,
 how far the job is behind Kinesis, p95 freshness per sink, p95 seconds per stage of a
-micro-batch, the age of the last batch, and the alerts firing. `snapshot` asks, `render` draws (pure, unit-tested).
+micro-batch, the age of the last batch, and the alerts firing. `snapshot` asks, `render`
+draws (pure, unit-tested).
 """
 
 from __future__ import annotations
