@@ -114,29 +114,43 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     """The streaming job: in the foreground (Ctrl-C stops after the batch in flight)
     or, with --background, supervised like the services (`down` stops it)."""
     from lakehouse import cdc
-    from lakehouse_tables.declarations import default_tables_path, load_tables
 
-    job_args = [a for a in args.job_args if a != "--"]
+    given = [a for a in args.job_args if a != "--"]
     if args.cdc:
-        job_args = ["--tables", str(cdc.CDC_TABLES_YAML), *job_args]
-    tables = load_tables(_option_value(job_args, "--tables") or default_tables_path())
-    try:
-        job_args = [*job_launcher.default_job_args(settings, tables), *job_args]
-    except job_launcher.JobStreamsError as error:
-        _say(f"error: {error}")
+        given = ["--tables", str(cdc.CDC_TABLES_YAML), *given]
+    job_args = _job_args(settings, given)
+    if job_args is None:
         return 2
     if args.background:
         spec = job_launcher.job_spec(settings, job_args)
         stack.supervisor_for(settings).start(spec, _say)
         _say(f"The job is running; log {stack.supervisor_for(settings).log_file('job')}")
         return 0
-    command = job_launcher.job_command(job_args)
-    process = subprocess.Popen(command, env=job_launcher.job_env(settings))
+    return _in_foreground(job_launcher.job_command(job_args), job_launcher.job_env(settings))
+
+
+def _job_args(settings: Settings, given: list[str]) -> list[str] | None:
+    """The job's streams and checkpoint (job_launcher.default_job_args) before `given`;
+    None, with the error said, when its tables file names streams that do not exist."""
+    from lakehouse_tables.declarations import default_tables_path, load_tables
+
+    tables = load_tables(_option_value(given, "--tables") or default_tables_path())
     try:
-        with sigterm_interrupts():  # SIGTERM to this command stops the job too
+        return [*job_launcher.default_job_args(settings, tables), *given]
+    except job_launcher.JobStreamsError as error:
+        _say(f"error: {error}")
+        return None
+
+
+def _in_foreground(command: list[str], env: dict[str, str]) -> int:
+    """Run the job until it ends; Ctrl-C or SIGTERM to this command stops it after the
+    batch in flight."""
+    process = subprocess.Popen(command, env=env)
+    try:
+        with sigterm_interrupts():
             return process.wait()
     except KeyboardInterrupt:
-        process.send_signal(signal.SIGTERM)  # the job stops after the batch in flight
+        process.send_signal(signal.SIGTERM)
         return process.wait()
 
 
@@ -191,7 +205,6 @@ def cmd_aws_policy(settings: Settings, args: argparse.Namespace) -> int:
 def cmd_submit(settings: Settings, args: argparse.Namespace) -> int:
     """The job with its executors on a Spark standalone cluster (lakehouse.submit)."""
     from lakehouse import submit
-    from lakehouse_tables.declarations import default_tables_path, load_tables
 
     cluster = submit.Cluster(
         master=args.master,
@@ -200,23 +213,12 @@ def cmd_submit(settings: Settings, args: argparse.Namespace) -> int:
         driver_host=args.driver_host,
         ship_jars=args.ship_jars,
     )
-    job_args = [a for a in args.job_args if a != "--"]
-    tables = load_tables(_option_value(job_args, "--tables") or default_tables_path())
-    try:
-        job_args = [*job_launcher.default_job_args(settings, tables), *job_args]
-    except job_launcher.JobStreamsError as error:
-        _say(f"error: {error}")
+    job_args = _job_args(settings, [a for a in args.job_args if a != "--"])
+    if job_args is None:
         return 2
     env = submit.cluster_env(settings, cluster)
     _say(f"The job's driver here, its executors on {cluster.master}")
-    command = job_launcher.job_command(job_args, master=cluster.master)
-    process = subprocess.Popen(command, env=env)
-    try:
-        with sigterm_interrupts():
-            return process.wait()
-    except KeyboardInterrupt:
-        process.send_signal(signal.SIGTERM)
-        return process.wait()
+    return _in_foreground(job_launcher.job_command(job_args, master=cluster.master), env)
 
 
 def cmd_aws_trino_catalogs(settings: Settings, args: argparse.Namespace) -> int:
