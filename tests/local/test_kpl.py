@@ -157,6 +157,7 @@ def test_a_job_killed_in_the_middle_of_aggregates_loses_and_repeats_nothing(
     supervisor = Supervisor(tmp_path / "run", tmp_path / "logs")
     supervisor.start(spec, progress=lambda _line: None)
     log = supervisor.log_file("job")
+
     def restarts() -> int:
         return log.read_text(errors="replace").count("restart ")
 
