@@ -63,15 +63,22 @@ def job_env(settings: Settings, driver_memory: str = "1536m") -> dict[str, str]:
     java_options = [env.get("JAVA_TOOL_OPTIONS", "")]
     if env.get(JIT_ENV) == "quick":
         java_options.append(QUICK_JIT)
-    if settings.aws.get("AWS_CA_BUNDLE"):
-        store = java_truststore(
-            Path(settings.aws["AWS_CA_BUNDLE"]), installers.spark_java_home(), settings.run_dir
-        )
-        java_options.append(truststore_options(store))
+    java_options.append(trust_options(settings))
     env["JAVA_TOOL_OPTIONS"] = " ".join(o for o in java_options if o)
     if not env["JAVA_TOOL_OPTIONS"]:
         del env["JAVA_TOOL_OPTIONS"]
     return env
+
+
+def trust_options(settings: Settings) -> str:
+    """The JVM options that make a JVM trust AWS_CA_BUNDLE as well ("" when none is set): the
+    driver's (job_env) and the executors' (lakehouse.submit)."""
+    if not settings.aws.get("AWS_CA_BUNDLE"):
+        return ""
+    store = java_truststore(
+        Path(settings.aws["AWS_CA_BUNDLE"]), installers.spark_java_home(), settings.run_dir
+    )
+    return truststore_options(store)
 
 
 # A driver that lives for a minute (a test's run, a one-off backfill) spends ~40 % of its

@@ -82,15 +82,17 @@ def resolve_env_refs(value: str, env: Mapping[str, str]) -> str:
     return _ENV_REF.sub(one, value)
 
 
-def executor_conf(env: Mapping[str, str], defaults: Mapping[str, str]) -> dict[str, str]:
-    """What the executors must get from the driver (see the module's docstring)."""
+def executor_conf(
+    env: Mapping[str, str], defaults: Mapping[str, str], trust_options: str = ""
+) -> dict[str, str]:
+    """What the executors must get from the driver (see the module's docstring);
+    `trust_options`: the JVM options of AWS_CA_BUNDLE's truststore, if any."""
     conf = {
         key: resolve_env_refs(value, env)
         for key, value in defaults.items()
         if key.startswith("spark.hadoop.") and "${env." in value
     }
-    options = [defaults.get("spark.executor.extraJavaOptions", "")]
-    options += [o for o in env.get("JAVA_TOOL_OPTIONS", "").split() if "javax.net.ssl" in o]
+    options = [defaults.get("spark.executor.extraJavaOptions", ""), trust_options]
     conf["spark.executor.extraJavaOptions"] = " ".join(o for o in options if o)
     return conf
 
@@ -115,7 +117,8 @@ def cluster_env(
         args += ["--jars", ",".join(jars)]
     else:
         args += ["--conf", f"spark.executor.extraClassPath={os.pathsep.join(jars)}"]
-    for key, value in executor_conf(env, spark_defaults()).items():
+    trust = job_launcher.trust_options(settings)
+    for key, value in executor_conf(env, spark_defaults(), trust).items():
         args += ["--conf", f"{key}={value}"]
     env["PYSPARK_SUBMIT_ARGS"] = " ".join(shlex.quote(a) for a in [*args, "pyspark-shell"])
     return env

@@ -32,6 +32,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from lakehouse.config import REPO_ROOT
+from tests.support.ports import free_port
 
 # moto's default account: a simulation's, not anyone's.
 ACCOUNT = "123456789012"
@@ -107,12 +108,6 @@ def make_tls(folder: Path) -> Tls:
         )
     )
     return tls
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass(frozen=True)

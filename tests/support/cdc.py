@@ -13,7 +13,6 @@ import dataclasses
 import io
 import json
 import shutil
-import socket
 import uuid
 from collections import Counter
 from collections.abc import Iterator
@@ -29,12 +28,7 @@ from lakehouse.services import CDC_SERVICE_BUILDERS
 from lakehouse.supervisor import Supervisor
 from lakehouse_tables.declarations import Tables, load_tables
 from tests.support.pipeline import Run, wait_for
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from tests.support.ports import free_port
 
 
 @dataclass(frozen=True)

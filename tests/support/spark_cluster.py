@@ -16,7 +16,7 @@ from pathlib import Path
 import pyspark
 
 from lakehouse import installers
-from tests.support.aws_simulation import free_port
+from tests.support.ports import free_port
 
 SPARK_CLASS = Path(pyspark.__file__).parent / "bin" / "spark-class"
 

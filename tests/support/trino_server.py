@@ -13,7 +13,7 @@ from pathlib import Path
 from lakehouse import installers
 from lakehouse.clients import Endpoints, trino_connection
 from lakehouse.config import SERVICES_DIR, Settings
-from tests.support.aws_simulation import free_port
+from tests.support.ports import free_port
 
 
 @contextmanager

@@ -33,8 +33,8 @@ def test_every_env_reference_of_the_shipped_defaults_resolves_in_both_targets() 
     aws_env = load_settings(
         {"LAKEHOUSE_TARGET": "aws", "LAKEHOUSE_BUCKET": "b", "AWS_REGION": "eu-west-1"}
     ).service_env()
-    aws_env["JAVA_TOOL_OPTIONS"] = "-XX:X -Djavax.net.ssl.trustStore=/t.p12"
-    aws = submit.executor_conf(aws_env, defaults)
+    aws_env["JAVA_TOOL_OPTIONS"] = "-XX:X"  # the driver's own options stay the driver's
+    aws = submit.executor_conf(aws_env, defaults, "-Djavax.net.ssl.trustStore=/t.p12")
     assert aws["spark.hadoop.fs.s3a.access.key"] == ""
     assert aws["spark.hadoop.fs.s3a.connection.ssl.enabled"] == "true"
     assert aws["spark.hadoop.fs.s3a.aws.credentials.provider"].endswith("ProviderChain")
@@ -48,6 +48,7 @@ def test_submit_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
     driver_env = {**settings.service_env(), "SPARK_LOCAL_IP": "127.0.0.1"}
     monkeypatch.setattr(job_launcher, "job_env", lambda *_: dict(driver_env))
     monkeypatch.setattr(job_launcher, "spark_jars", lambda _: [Path("/j/a.jar"), Path("/j/b.jar")])
+    monkeypatch.setattr(job_launcher, "trust_options", lambda _: "")
     env = submit.cluster_env(settings, submit.Cluster("spark://m:7077", 2))
     args = shlex.split(env["PYSPARK_SUBMIT_ARGS"])
     assert args[:4] == ["--master", "spark://m:7077", "--deploy-mode", "client"]

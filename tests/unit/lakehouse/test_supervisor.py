@@ -7,14 +7,9 @@ from pathlib import Path
 import pytest
 
 from lakehouse.supervisor import ServiceError, ServiceSpec, Supervisor, port_is_open
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.unit
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def http_server_spec(port: int, timeout: float = 10) -> ServiceSpec:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import socket
 import urllib.request
 
 import pytest
 
 from lakehouse_job.metrics import BatchMetrics, JobMetrics
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.unit
 
@@ -60,12 +60,6 @@ def test_lag_and_compactions() -> None:
     assert value("lakehouse_job_kinesis_missing_streams") == 1
     failed = {"table": "hudi_orders_mor", "result": "failed"}
     assert value("lakehouse_job_compactions_total", failed) == 1
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_served_over_http_and_a_taken_port_does_not_stop_the_job(

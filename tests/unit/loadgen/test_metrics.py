@@ -10,7 +10,7 @@ import pytest
 from prometheus_client.registry import CollectorRegistry
 
 from loadgen.metrics import EVENTS_ACKED, LoadCollector, serve
-from tests.support.aws_simulation import free_port
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.unit
 
