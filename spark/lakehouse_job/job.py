@@ -24,7 +24,7 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from lakehouse_job import envelope, sinks
+from lakehouse_job import class_archive, envelope, sinks
 from lakehouse_job.compaction import CompactionRunner
 from lakehouse_job.crash_points import CrashPoints
 from lakehouse_job.dedupe import dedupe
@@ -440,6 +440,7 @@ def kinesis_stream(spark: SparkSession, args: argparse.Namespace) -> DataFrame:
 
 
 def build_session(args: argparse.Namespace) -> SparkSession:
+    class_archive.prepare()
     builder = SparkSession.builder.appName("lakehouse-streaming-job")
     if args.master:
         builder = builder.master(args.master)
@@ -699,4 +700,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    class_archive.finish_recording()
+    sys.exit(code)

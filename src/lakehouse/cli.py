@@ -126,7 +126,9 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
         stack.supervisor_for(settings).start(spec, _say)
         _say(f"The job is running; log {stack.supervisor_for(settings).log_file('job')}")
         return 0
-    return _in_foreground(job_launcher.job_command(job_args), job_launcher.job_env(settings))
+    return _in_foreground(
+        job_launcher.job_command(job_args), job_launcher.job_env(settings, record_classes=True)
+    )
 
 
 def _job_args(settings: Settings, given: list[str]) -> list[str] | None:

@@ -10,12 +10,13 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
+import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from lakehouse import installers
+from lakehouse import class_archive, installers
 from lakehouse.clients import kinesis_client
 from lakehouse.config import SERVICES_DIR, Settings
 from lakehouse.supervisor import ServiceSpec, port_is_open
@@ -24,6 +25,8 @@ from lakehouse.truststore import java_truststore
 from lakehouse_tables.declarations import Tables, default_tables_path, load_tables
 
 SPARK_UI_PORT = 4040
+# Spark's settings for every mode (compose mounts the same file).
+SPARK_DEFAULTS = SERVICES_DIR / "spark" / "spark-defaults.conf"
 
 
 def spark_jars(settings: Settings) -> list[Path]:
@@ -41,24 +44,39 @@ def spark_jars(settings: Settings) -> list[Path]:
     ]
 
 
-def job_env(settings: Settings, driver_memory: str = "1536m") -> dict[str, str]:
+def job_env(
+    settings: Settings, driver_memory: str = "1536m", *, record_classes: bool = False
+) -> dict[str, str]:
     """The environment of a PySpark driver against the local stack: the job's, and the
-    notebooks' kernels' (a SparkSession built there gets the same jars and config)."""
+    notebooks' kernels' (a SparkSession built there gets the same jars and config).
+    `record_classes`: the driver is the job (lakehouse_job.job), which finishes recording
+    the JVM's class-data archive when there is none yet (lakehouse.class_archive)."""
     jars = spark_jars(settings)
-    env = {**os.environ, **settings.service_env()}
-    env.update(
-        SPARK_CONF_DIR=str(SERVICES_DIR / "spark"),
-        # The driver's RPC, block manager and UI (which has a kill button) on loopback only.
-        SPARK_LOCAL_IP="127.0.0.1",
-        JAVA_HOME=str(installers.spark_java_home()),
-        PYSPARK_PYTHON=sys.executable,
-        PYSPARK_DRIVER_PYTHON=sys.executable,
+    java_home = installers.spark_java_home()
+    conf_dir = class_archive.empty_conf_dir(settings)
+    class_path = [*jars, conf_dir, *sorted((installers.pyspark_home() / "jars").glob("*.jar"))]
+    archive_options, archive_env = class_archive.driver_options(
+        settings, java_home, class_path, record=record_classes
+    )
+    submit_args = [
         # On the driver's class path, not --jars: with --jars, Spark copies the ~390 MB of
         # jars into a fresh temp folder at every start, and a killed job leaves it behind.
-        PYSPARK_SUBMIT_ARGS=(
-            f"--driver-class-path {os.pathsep.join(str(j) for j in jars)} "
-            f"--driver-memory {driver_memory} pyspark-shell"
-        ),
+        *("--driver-class-path", os.pathsep.join(str(j) for j in jars)),
+        *("--driver-memory", driver_memory),
+        *("--properties-file", str(SPARK_DEFAULTS)),
+    ]
+    if archive_options:
+        # Before spark.driver.extraJavaOptions (spark-defaults.conf), not instead of it.
+        submit_args += ["--conf", f"spark.driver.defaultJavaOptions={' '.join(archive_options)}"]
+    env = {**os.environ, **settings.service_env(), **archive_env}
+    env.update(
+        SPARK_CONF_DIR=str(conf_dir),
+        # The driver's RPC, block manager and UI (which has a kill button) on loopback only.
+        SPARK_LOCAL_IP="127.0.0.1",
+        JAVA_HOME=str(java_home),
+        PYSPARK_PYTHON=sys.executable,
+        PYSPARK_DRIVER_PYTHON=sys.executable,
+        PYSPARK_SUBMIT_ARGS=shlex.join([*submit_args, "pyspark-shell"]),
     )
     java_options = [env.get("JAVA_TOOL_OPTIONS", "")]
     if env.get(JIT_ENV) == "quick":
@@ -215,7 +233,7 @@ def job_spec(
     return ServiceSpec(
         name="job",
         command=[*keepalive, *job_command(args)],
-        env=job_env(settings),
+        env=job_env(settings, record_classes=True),
         ports=(),
         url=f"http://127.0.0.1:{SPARK_UI_PORT} (Spark UI)",
         health=lambda: port_is_open(SPARK_UI_PORT),

@@ -56,6 +56,9 @@ def spark_sql_command(settings: Settings, args: Sequence[str] = ()) -> list[str]
         "1g",
         "--driver-class-path",
         classpath,
+        # job_env's SPARK_CONF_DIR is empty (lakehouse.class_archive).
+        "--properties-file",
+        str(job_launcher.SPARK_DEFAULTS),
         "--conf",
         "spark.ui.port=4050",
         "--database",

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lakehouse import job_launcher
-from lakehouse.config import SERVICES_DIR, Settings
+from lakehouse.config import Settings
 
-SPARK_DEFAULTS = SERVICES_DIR / "spark" / "spark-defaults.conf"
+SPARK_DEFAULTS = job_launcher.SPARK_DEFAULTS
 # Hadoop's forms: ${env.NAME}, ${env.NAME:-default} (unset or empty), ${env.NAME-default}.
 _ENV_REF = re.compile(r"\$\{env\.([A-Za-z_][A-Za-z0-9_]*)(?:(:?-)([^}]*))?\}")
 
@@ -108,6 +108,7 @@ def cluster_env(
         *("--driver-memory", driver_memory, "--executor-memory", cluster.executor_memory),
         *("--total-executor-cores", str(cluster.total_executor_cores)),
         *("--driver-class-path", os.pathsep.join(jars)),
+        *("--properties-file", str(SPARK_DEFAULTS)),
         *("--conf", f"spark.driver.host={cluster.driver_host}"),
     ]
     if cluster.driver_host not in ("127.0.0.1", "localhost"):

@@ -73,7 +73,7 @@ class Run:
         with open(self.log, "ab") as log:
             return subprocess.Popen(
                 job_command(self.job_args(*extra)),
-                env={**job_env(self.settings), **(env or {})},
+                env={**job_env(self.settings, record_classes=True), **(env or {})},
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,

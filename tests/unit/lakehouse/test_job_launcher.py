@@ -2,12 +2,13 @@
 the streams it reads."""
 
 import json
+import shlex
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from lakehouse import job_launcher
+from lakehouse import class_archive, job_launcher
 from lakehouse.cdc import CDC_TABLES_YAML
 from lakehouse.config import load_settings
 from lakehouse_tables.declarations import default_tables_path, load_tables
@@ -44,8 +45,9 @@ def test_compaction_failures_are_reported_loudly(
 
 
 def test_quick_jit_is_asked_for_and_keeps_other_java_tool_options(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    monkeypatch.setenv("LAKEHOUSE_STATE", str(tmp_path))
     settings = load_settings()
     monkeypatch.setattr(job_launcher, "spark_jars", lambda _settings: [])
     monkeypatch.setattr(job_launcher.installers, "spark_java_home", lambda: Path("/jdk"))
@@ -85,3 +87,18 @@ def test_the_checkpoint_is_named_after_the_oldest_stream_so_an_added_one_keeps_i
     assert job_launcher.checkpoint_name(grown) == job_launcher.checkpoint_name(one)
     recreated = {"cdc.public.orders": later, "cdc.public.accounts": later}  # down, up
     assert job_launcher.checkpoint_name(recreated) == "cdc.public.accounts-20261124T093000"
+
+
+def test_the_driver_reads_spark_defaults_with_an_empty_conf_dir(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("LAKEHOUSE_STATE", str(tmp_path))
+    settings = load_settings()
+    monkeypatch.setattr(job_launcher, "spark_jars", lambda _settings: [])
+    env = job_launcher.job_env(settings, record_classes=True)
+    args = shlex.split(env["PYSPARK_SUBMIT_ARGS"])
+    assert args[args.index("--properties-file") + 1] == str(job_launcher.SPARK_DEFAULTS)
+    assert args[-1] == "pyspark-shell"
+    assert not any(Path(env["SPARK_CONF_DIR"]).iterdir())  # the JDK archives no folder
+    assert Path(env[class_archive.ARCHIVE_ENV]).parent == class_archive.archive_dir(settings)
+    assert class_archive.ARCHIVE_ENV not in job_launcher.job_env(settings)  # notebooks, shells

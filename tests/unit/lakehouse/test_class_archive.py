@@ -1,0 +1,82 @@
+"""lakehouse.class_archive: when a driver records the JVM's class-data archive, when it maps
+it, and which old files go."""
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from lakehouse import class_archive
+from lakehouse.config import load_settings
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.fixture
+def jdk(tmp_path: Path) -> Path:
+    home = tmp_path / "jdk"
+    home.mkdir()
+    (home / "release").write_text('JAVA_VERSION="17.0.15"\n')
+    return home
+
+
+@pytest.fixture
+def class_path(tmp_path: Path) -> list[Path]:
+    jars = [tmp_path / "a.jar", tmp_path / "b.jar"]
+    for jar in jars:
+        jar.write_bytes(b"PK")
+    return jars
+
+
+def test_the_job_is_told_where_the_archive_is_and_other_drivers_map_it_when_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jdk: Path, class_path: list[Path]
+) -> None:
+    monkeypatch.setenv("LAKEHOUSE_STATE", str(tmp_path / "state"))
+    settings = load_settings()
+    archive = class_archive.archive_path(settings, jdk, class_path)
+    assert archive.parent == class_archive.archive_dir(settings)
+    job = class_archive.driver_options(settings, jdk, class_path, record=True)
+    assert job == ([], {class_archive.ARCHIVE_ENV: str(archive)})
+    assert class_archive.driver_options(settings, jdk, class_path, record=False) == ([], {})
+
+    archive.write_bytes(b"classes")  # what a job's driver names it, once written
+    assert class_archive.driver_options(settings, jdk, class_path, record=True) == job
+    assert class_archive.driver_options(settings, jdk, class_path, record=False) == (
+        [f"-XX:SharedArchiveFile={archive}", class_archive.QUIET],
+        {},
+    )
+
+
+def test_the_archive_is_named_after_the_jdk_and_every_jar(
+    tmp_path: Path, jdk: Path, class_path: list[Path]
+) -> None:
+    settings = load_settings()
+    before = class_archive.archive_path(settings, jdk, class_path)
+    assert class_archive.archive_path(settings, jdk, class_path) == before
+    class_path[1].write_bytes(b"PK, rebuilt")
+    rebuilt = class_archive.archive_path(settings, jdk, class_path)
+    assert rebuilt != before
+    assert class_archive.archive_path(settings, jdk, class_path[:1]) not in (before, rebuilt)
+    (jdk / "release").write_text('JAVA_VERSION="17.0.16"\n')
+    assert class_archive.archive_path(settings, jdk, class_path) != rebuilt
+
+
+def test_archives_of_another_class_path_and_abandoned_partials_are_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jdk: Path, class_path: list[Path]
+) -> None:
+    monkeypatch.setenv("LAKEHOUSE_STATE", str(tmp_path / "state"))
+    settings = load_settings()
+    folder = class_archive.archive_dir(settings)
+    folder.mkdir(parents=True)
+    old_jars = folder / "driver-0123456789abcdef.jsa"
+    abandoned = folder / "driver-0123456789abcdef.jsa.1234abcd.partial"
+    being_written = folder / "driver-0123456789abcdef.jsa.5678abcd.partial"
+    for path in (old_jars, abandoned, being_written):
+        path.write_bytes(b"x")
+    hour_ago = time.time() - 3600
+    os.utime(abandoned, (hour_ago, hour_ago))
+    class_archive.driver_options(settings, jdk, class_path, record=True)
+    assert sorted(p.name for p in folder.glob("driver-*")) == [being_written.name]
+    assert class_archive.empty_conf_dir(settings).is_dir()
+    assert not any(class_archive.empty_conf_dir(settings).iterdir())
