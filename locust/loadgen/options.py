@@ -76,6 +76,9 @@ class LoadOptions:
     metrics_port: int = _user(
         0, "serve the load's figures for Prometheus on this port (0: not served)", web=False
     )
+    metrics_host: str = _user(
+        "127.0.0.1", "address the figures are served on (compose: 0.0.0.0)", web=False
+    )
     aws_access_key_id: str = _user("", "AWS access key (empty: the default chain)", web=False)
     aws_secret_access_key: str = _user("", "AWS secret key", web=False)
 

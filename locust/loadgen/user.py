@@ -359,7 +359,7 @@ def _on_init(environment: Environment, **_: Any) -> None:
         o.run_id = f"s{o.seed}" if o.seed != "" else secrets.token_hex(3)
     if not isinstance(environment.runner, WorkerRunner) and int(o.metrics_port) > 0:
         try:
-            serve_metrics(environment.runner, int(o.metrics_port))
+            serve_metrics(environment.runner, int(o.metrics_port), o.metrics_host)
         except OSError as error:  # a second load on the same machine: it runs unwatched
             log.warning("not serving metrics on port %s: %s", o.metrics_port, error)
     if not environment.host:

@@ -47,7 +47,7 @@ def test_every_service_is_checked_and_bound_to_loopback(docker_engine: None, clo
     services = json.loads(_compose(clone, "config", "--format", "json").stdout)["services"]
     assert set(services) >= {
         "localstack", "minio", "postgres", "metastore", "trino", "spark-master",
-        "spark-worker", "job", "locust-master", "locust-worker", "jupyter",
+        "spark-worker", "job", "locust-master", "locust-worker", "jupyter", "prometheus",
     }  # fmt: skip
     for name, service in services.items():
         assert service.get("healthcheck", {}).get("test"), f"{name} has no healthcheck"

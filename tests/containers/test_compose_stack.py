@@ -1,7 +1,8 @@
 """The whole stack from a fresh clone with plain `docker compose up` (LocalStack, MinIO,
-Postgres, Hive Metastore, Spark master/worker/job driver, Locust, Trino) carries load
-from Locust into Hudi tables that Trino reads back exactly as the load generator's
-ledger says; with the `cdc` profile, PostgreSQL's changes reach the lake through Debezium;
+Postgres, Hive Metastore, Spark master/worker/job driver, Locust, Trino, Prometheus)
+carries load from Locust into Hudi tables that Trino reads back exactly as the load
+generator's ledger says, while Prometheus scrapes every service and each dashboard panel
+has data; with the `cdc` profile, PostgreSQL's changes reach the lake through Debezium;
 `docker compose down -v` then leaves nothing of the project behind."""
 
 from __future__ import annotations
@@ -9,9 +10,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,6 +49,7 @@ def test_every_ui_answers(stack: Stack) -> None:
         "job (Spark driver) UI": stack.url("JOB_UI_HOST_PORT", "/api/v1/applications"),
         "locust UI": stack.url("LOCUST_HOST_PORT"),
         "jupyter": stack.url("JUPYTER_HOST_PORT", "/api"),
+        "prometheus": stack.url("PROMETHEUS_HOST_PORT", "/-/ready"),
     }
     failures: dict[str, object] = {}
     for name, url in urls.items():
@@ -135,6 +139,40 @@ def test_trino_cli_and_a_notebook_run_in_their_containers(stack: Stack) -> None:
         timeout=900,
     )  # fmt: skip
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-5000:]
+
+
+def test_prometheus_scrapes_every_service_and_every_dashboard_panel_has_data(
+    stack: Stack,
+) -> None:
+    """A load started from the Locust web UI's API moves every series the Grafana dashboards
+    chart (tests.support.dashboards), and every target Prometheus scrapes is up. After the
+    ledger check (this load's rows are not in its ledger), with the job started again."""
+    from tests.support.dashboards import panel_queries, queries_without_data
+
+    def prometheus(path: str, **params: str) -> Any:
+        url = stack.url("PROMETHEUS_HOST_PORT", path) + "?" + urllib.parse.urlencode(params)
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return json.load(response)["data"]
+
+    swarm = urllib.parse.urlencode({"user_count": 2, "spawn_rate": 2}).encode()
+    urllib.request.urlopen(stack.url("LOCUST_HOST_PORT", "/swarm"), data=swarm, timeout=10)
+    try:
+        missing = queries_without_data(
+            lambda expr: prometheus("/api/v1/query", query=expr)["result"],
+            panel_queries(),
+            timeout_s=240,
+        )
+    finally:
+        urllib.request.urlopen(stack.url("LOCUST_HOST_PORT", "/stop"), timeout=10)
+    assert missing == [], missing
+    targets = prometheus("/api/v1/targets")["activeTargets"]
+    down = {t["scrapeUrl"]: t["lastError"] for t in targets if t["health"] != "up"}
+    assert {t["labels"]["job"] for t in targets} >= {
+        "lakehouse-job", "loadgen", "spark-driver", "spark-executors", "minio", "prometheus",
+    }  # fmt: skip
+    assert down == {}, down
+    rules = prometheus("/api/v1/rules")["groups"]
+    assert [r["name"] for g in rules for r in g["rules"] if r["health"] != "ok"] == []
 
 
 def test_cdc_profile_captures_postgres_into_the_lake(stack: Stack, settings: Settings) -> None:

@@ -19,6 +19,7 @@ from lakehouse.config import load_settings
 from lakehouse.job_launcher import job_env
 from lakehouse.services import prometheus_config_dir
 from tests.local.test_loadgen_stream import free_port
+from tests.support.dashboards import panel_queries, queries_without_data
 from tests.support.pipeline import Run, tail, wait_for
 
 pytestmark = pytest.mark.local
@@ -105,6 +106,14 @@ def test_prometheus_scrapes_the_job_and_spark_and_evaluates_the_rules(run: Run) 
         url = f"http://127.0.0.1:{run.settings.port('PROMETHEUS_PORT')}"
         view = top.snapshot(top.prometheus_query(url), lambda: top.firing_alerts(url))
         assert view.job_up and view.rates[("orders", "valid")] > 0, top.render(view)
+        # Every Grafana panel (services/grafana/dashboards) has data, but the load
+        # generator's: no load runs here (the compose test covers those with one).
+        missing = queries_without_data(
+            lambda expr: prometheus(run, "/api/v1/query", query=expr)["result"],
+            [q for q in panel_queries() if "loadgen_" not in q.expr],
+            timeout_s=90,
+        )
+        assert missing == [], missing
     finally:
         job.send_signal(signal.SIGTERM)
         job.wait(120)

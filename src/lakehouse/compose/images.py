@@ -229,6 +229,12 @@ def standins(settings: Settings) -> list[StandIn]:
             {**base, "TRINO_VERSION": settings["TRINO_VERSION"]},
             _stage_trino,
         ),
+        StandIn(
+            "prometheus",
+            f"prom/prometheus:{settings['PROMETHEUS_IMAGE_TAG']}",
+            {**base, "PROMETHEUS_VERSION": settings["PROMETHEUS_VERSION"]},
+            _stage_nothing,
+        ),
     ]
 
 

@@ -32,6 +32,8 @@ PORT_ROLES = {
     ("spark-master", 8080): ("Spark master UI", "http://{}"),
     ("job", 4040): ("Spark UI of the job", "http://{}"),
     ("locust-master", 8089): ("Locust web UI", "http://{}"),
+    ("prometheus", 9090): ("Prometheus (alerts)", "http://{}/alerts"),
+    ("grafana", 3000): ("Grafana dashboards", "http://{}"),
     ("jupyter", 8888): (
         "JupyterLab",
         "http://{}/lab?token=" + os.environ.get("JUPYTER_TOKEN", "lakehouse"),

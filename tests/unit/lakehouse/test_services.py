@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -29,3 +30,17 @@ def test_every_scrape_job_has_local_targets_and_the_job_metrics_port() -> None:
     assert targets["spark-driver"] == [{"targets": ["127.0.0.1:4040"]}]
     assert config["rule_files"] == ["rules.yml"]
     assert "prometheus" in SERVICE_BUILDERS
+
+
+def test_compose_scrapes_the_same_jobs_on_the_same_ports_by_service_name() -> None:
+    local = prometheus_targets(load_settings({}))
+    folder = SERVICES_DIR / "prometheus" / "compose-targets"
+    compose = {path.stem: json.loads(path.read_text()) for path in folder.glob("*.json")}
+    assert set(compose) == set(local)
+
+    def ports(groups: list[dict[str, list[str]]]) -> list[str]:
+        return [target.rsplit(":", 1)[1] for group in groups for target in group["targets"]]
+
+    for job in local:
+        assert ports(compose[job]) == ports(local[job]), job
+    assert compose["lakehouse-job"] == [{"targets": ["job:9464"]}]  # the compose service

@@ -124,4 +124,6 @@ def test_locust_arguments_name_env_vars_and_hide_secrets() -> None:
     assert secret == {"--aws-secret-access-key"}
     hidden = {name for name, call in calls.items() if not call["include_in_web_ui"]}
     # Set at start-up (the master serves its metrics from then on), not per test run.
-    assert hidden == {"--aws-access-key-id", "--aws-secret-access-key", "--metrics-port"}
+    assert hidden == {
+        "--aws-access-key-id", "--aws-secret-access-key", "--metrics-port", "--metrics-host",
+    }  # fmt: skip
