@@ -156,6 +156,7 @@ def test_prometheus_scrapes_every_service_and_every_dashboard_panel_has_data(
 
     swarm = urllib.parse.urlencode({"user_count": 2, "spawn_rate": 2}).encode()
     urllib.request.urlopen(stack.url("LOCUST_HOST_PORT", "/swarm"), data=swarm, timeout=10)
+    started = time.monotonic()
     try:
         missing = queries_without_data(
             lambda expr: prometheus("/api/v1/query", query=expr)["result"],
@@ -163,8 +164,9 @@ def test_prometheus_scrapes_every_service_and_every_dashboard_panel_has_data(
             timeout_s=240,
         )
     finally:
-        urllib.request.urlopen(stack.url("LOCUST_HOST_PORT", "/stop"), timeout=10)
-    assert missing == [], missing
+        urllib.request.urlopen(stack.url("LOCUST_HOST_PORT", "/stop"), data=b"", timeout=10)
+    assert missing == [], f"no data after {time.monotonic() - started:.0f} s: {missing}"
+    print(f"every panel had data {time.monotonic() - started:.0f} s after the load started")
     targets = prometheus("/api/v1/targets")["activeTargets"]
     down = {t["scrapeUrl"]: t["lastError"] for t in targets if t["health"] != "up"}
     assert {t["labels"]["job"] for t in targets} >= {
