@@ -16,6 +16,9 @@ runs; these say what the pipeline does, per micro-batch and per sink:
     lakehouse_job_last_batch_timestamp_seconds
     lakehouse_job_kinesis_millis_behind_latest       the source's lag (largest shard)
     lakehouse_job_kinesis_shards_with_lag
+    lakehouse_job_kinesis_shard_millis_behind_latest{stream,shard}
+                                                     each shard's lag, as Kinesis reports it
+                                                     to CloudWatch (GetRecords.MillisBehindLatest)
     lakehouse_job_kinesis_missing_streams            streams asked for that do not exist
     lakehouse_job_compactions_total{table,result}    Merge-on-Read compactions: ok, failed
     lakehouse_job_start_time_seconds                 when this run of the job started
@@ -104,6 +107,12 @@ class JobMetrics:
         self.shards_with_lag = Gauge(
             "lakehouse_job_kinesis_shards_with_lag", "Shards not caught up", registry=r
         )
+        self.shard_behind_latest = Gauge(
+            "lakehouse_job_kinesis_shard_millis_behind_latest",
+            "How far each shard's last read was behind its newest record (ms)",
+            ["stream", "shard"],
+            registry=r,
+        )
         self.missing_streams = Gauge(
             "lakehouse_job_kinesis_missing_streams",
             "Streams the job is asked to read that do not exist",
@@ -164,6 +173,11 @@ class JobMetrics:
         """`lag`: lakehouse_job.status.source_lag of the query's last progress."""
         self.behind_latest.set(lag["max_millis_behind_latest"])
         self.shards_with_lag.set(lag["shards_with_lag"])
+        # Shards come and go (resharding, streams added): only the ones read now.
+        self.shard_behind_latest.clear()
+        for stream, shards in lag.get("millis_behind_latest_by_shard", {}).items():
+            for shard, millis in shards.items():
+                self.shard_behind_latest.labels(stream, shard).set(millis)
         self.missing_streams.set(len(lag["missing_streams"]))
 
     def observe_compaction(self, table: str, ok: bool) -> None:

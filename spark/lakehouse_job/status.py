@@ -62,8 +62,9 @@ class LagListener(StreamingQueryListener):
 
 def source_lag(progress: dict[str, Any] | None) -> dict[str, Any] | None:
     """The Kinesis sources' lag from a query's last progress (their ReportsSourceMetrics):
-    the largest of the streams', the shards behind in all of them, and the streams that
-    do not exist (read on their own once they do)."""
+    the largest of the streams', the shards behind in all of them, each shard's (ms, by
+    stream and shard id), and the streams that do not exist (read on their own once
+    they do)."""
     if not progress:
         return None
     reported = [
@@ -80,5 +81,10 @@ def source_lag(progress: dict[str, Any] | None) -> dict[str, Any] | None:
         "batch_id": progress.get("batchId"),
         "max_millis_behind_latest": max(int(m["maxMillisBehindLatest"]) for m in reported),
         "shards_with_lag": sum(int(m.get("shardsWithLag", 0)) for m in reported),
+        "millis_behind_latest_by_shard": {
+            stream: shards
+            for m in reported
+            for stream, shards in json.loads(m.get("millisBehindLatestByShard") or "{}").items()
+        },
         "missing_streams": missing,
     }

@@ -34,7 +34,7 @@ def stack(start_stack) -> Iterator[Stack]:
     stack.down()  # again, if the last test did it already
 
 
-def _get(url: str, timeout: float = 5) -> int:
+def _get(url: str, timeout: float = 15) -> int:
     with urllib.request.urlopen(url, timeout=timeout) as response:
         return int(response.status)
 

@@ -49,8 +49,14 @@ def test_a_batch_counts_records_stages_writes_and_freshness() -> None:
 
 def test_lag_and_compactions() -> None:
     m = JobMetrics()
+    by_shard = {"orders": {"shardId-0": 4_500, "shardId-1": 0}}
     m.observe_lag(
-        {"max_millis_behind_latest": 4_500, "shards_with_lag": 3, "missing_streams": ["x"]}
+        {
+            "max_millis_behind_latest": 4_500,
+            "shards_with_lag": 3,
+            "millis_behind_latest_by_shard": by_shard,
+            "missing_streams": ["x"],
+        }
     )
     m.observe_compaction("hudi_orders_mor", ok=True)
     m.observe_compaction("hudi_orders_mor", ok=False)
@@ -58,6 +64,21 @@ def test_lag_and_compactions() -> None:
     assert value("lakehouse_job_kinesis_millis_behind_latest") == 4_500
     assert value("lakehouse_job_kinesis_shards_with_lag") == 3
     assert value("lakehouse_job_kinesis_missing_streams") == 1
+    shard = "lakehouse_job_kinesis_shard_millis_behind_latest"
+    assert value(shard, {"stream": "orders", "shard": "shardId-0"}) == 4_500
+    assert value(shard, {"stream": "orders", "shard": "shardId-1"}) == 0
+    # After a reshard only the shards read now are reported.
+    resharded = {"orders": {"shardId-2": 10}}
+    m.observe_lag(
+        {
+            "max_millis_behind_latest": 10,
+            "shards_with_lag": 1,
+            "millis_behind_latest_by_shard": resharded,
+            "missing_streams": [],
+        }
+    )
+    assert value(shard, {"stream": "orders", "shard": "shardId-0"}) is None
+    assert value(shard, {"stream": "orders", "shard": "shardId-2"}) == 10
     failed = {"table": "hudi_orders_mor", "result": "failed"}
     assert value("lakehouse_job_compactions_total", failed) == 1
 

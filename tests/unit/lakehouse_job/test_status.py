@@ -30,6 +30,7 @@ def test_the_lag_comes_from_the_kinesis_sources_metrics() -> None:
         "batch_id": 4,
         "max_millis_behind_latest": 1200,
         "shards_with_lag": 2,
+        "millis_behind_latest_by_shard": {},
         "missing_streams": [],
     }
     assert source_lag(None) is None
@@ -45,6 +46,7 @@ def test_the_listener_writes_each_batchs_lag(tmp_path: Path) -> None:
         "batch_id": 9,
         "max_millis_behind_latest": 300,
         "shards_with_lag": 0,
+        "millis_behind_latest_by_shard": {},
         "missing_streams": [],
     }
 
@@ -53,11 +55,18 @@ def test_several_streams_report_the_largest_lag_and_every_shard_behind() -> None
     progress = {
         "batchId": 2,
         "sources": [
-            {"metrics": {"maxMillisBehindLatest": "100", "shardsWithLag": "1"}},
+            {
+                "metrics": {
+                    "maxMillisBehindLatest": "100",
+                    "shardsWithLag": "1",
+                    "millisBehindLatestByShard": '{"orders":{"shardId-0":100,"shardId-1":0}}',
+                }
+            },
             {
                 "metrics": {
                     "maxMillisBehindLatest": "900",
                     "shardsWithLag": "2",
+                    "millisBehindLatestByShard": '{"cdc.public.a":{"shardId-0":900}}',
                     "missingStreams": "cdc.public.items,cdc.public.gone",
                 }
             },
@@ -67,5 +76,9 @@ def test_several_streams_report_the_largest_lag_and_every_shard_behind() -> None
         "batch_id": 2,
         "max_millis_behind_latest": 900,
         "shards_with_lag": 3,
+        "millis_behind_latest_by_shard": {
+            "orders": {"shardId-0": 100, "shardId-1": 0},
+            "cdc.public.a": {"shardId-0": 900},
+        },
         "missing_streams": ["cdc.public.gone", "cdc.public.items"],
     }

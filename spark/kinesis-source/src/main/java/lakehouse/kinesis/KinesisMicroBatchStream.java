@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
@@ -148,24 +149,52 @@ final class KinesisMicroBatchStream
   }
 
   /**
-   * Shown in Spark's progress (sources[].metrics) and so in the job's status: how far behind the
-   * newest record the slowest shard of any stream was at its last read. A growing value means the
-   * job does not keep up; past the stream's retention, records would age out unread.
+   * Shown in Spark's progress (sources[].metrics) and so in the job's status and metrics: how far
+   * behind the newest record the slowest shard of any stream was at its last read, how many shards
+   * are behind, and each shard's figure (what Kinesis reports to CloudWatch as
+   * GetRecords.MillisBehindLatest per shard). A growing value means the job does not keep up;
+   * past the stream's retention, records would age out unread.
    */
   @Override
   public Map<String, String> metrics(Optional<Offset> latestConsumedOffset) {
-    List<Long> lags = new ArrayList<>();
+    Map<String, Map<String, Long>> lags = new TreeMap<>();
     List<String> missing = new ArrayList<>();
     for (StreamReader reader : readers.values()) {
-      lags.addAll(reader.millisBehindLatest().values());
+      lags.put(reader.name, new TreeMap<>(reader.millisBehindLatest()));
       if (reader.missing()) {
         missing.add(reader.name);
       }
     }
-    long max = lags.stream().mapToLong(Long::longValue).max().orElse(0L);
+    return lagMetrics(lags, missing);
+  }
+
+  /** metrics' values from each stream's lag per shard (ms) and the streams that do not exist. */
+  static Map<String, String> lagMetrics(
+      Map<String, Map<String, Long>> lags, List<String> missing) {
+    long max = 0;
+    long behind = 0;
+    StringBuilder byShard = new StringBuilder("{");
+    for (Map.Entry<String, Map<String, Long>> stream : lags.entrySet()) {
+      byShard.append(byShard.length() > 1 ? "," : "").append(quoted(stream.getKey())).append(":{");
+      String separator = "";
+      for (Map.Entry<String, Long> shard : stream.getValue().entrySet()) {
+        max = Math.max(max, shard.getValue());
+        behind += shard.getValue() > 0 ? 1 : 0;
+        byShard.append(separator).append(quoted(shard.getKey())).append(':')
+            .append(shard.getValue());
+        separator = ",";
+      }
+      byShard.append('}');
+    }
     return Map.of("maxMillisBehindLatest", Long.toString(max),
-        "shardsWithLag", Long.toString(lags.stream().filter(v -> v > 0).count()),
+        "shardsWithLag", Long.toString(behind),
+        "millisBehindLatestByShard", byShard.append('}').toString(),
         "missingStreams", String.join(",", missing));
+  }
+
+  // Stream names ([a-zA-Z0-9_.-]) and shard ids need no escaping; a quote or backslash would.
+  private static String quoted(String name) {
+    return '"' + name.replace("\\", "\\\\").replace("\"", "\\\"") + '"';
   }
 
   @Override
