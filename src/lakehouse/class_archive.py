@@ -22,6 +22,7 @@ spark-defaults.conf is given as --properties-file instead.
 from __future__ import annotations
 
 import hashlib
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -37,6 +38,7 @@ ARCHIVE_ENV = "LAKEHOUSE_CLASS_ARCHIVE"
 STALE_PARTIAL_S = 15 * 60
 # CDS reports every class it skips (signed jars, old class file versions): thousands of lines.
 QUIET = "-Xlog:cds*=error"
+DYNAMIC_ARCHIVE_SINCE = 13  # -XX:ArchiveClassesAtExit (JEP 350)
 
 
 def archive_dir(settings: Settings) -> Path:
@@ -62,13 +64,25 @@ def archive_path(settings: Settings, java_home: Path, class_path: Sequence[Path]
     return archive_dir(settings) / f"driver-{digest.hexdigest()[:16]}.jsa"
 
 
+def java_feature_version(java_home: Path) -> int | None:
+    """The JDK's feature release (11, 17, ...) from its release file; None when unknown."""
+    release = java_home / "release"
+    if not release.exists():
+        return None
+    match = re.search(r'^JAVA_VERSION="(?:1\.)?(\d+)', release.read_text(), re.MULTILINE)
+    return int(match[1]) if match else None
+
+
 def driver_options(
     settings: Settings, java_home: Path, class_path: Sequence[Path], record: bool
 ) -> tuple[list[str], dict[str, str]]:
     """The driver JVM's options and its Python driver's environment. `record`: the driver is
     the job, which maps the archive or, when there is none when it starts, records it
     (lakehouse_job.class_archive: a supervisor restarts a job with the environment of its
-    first start); other drivers (notebook kernels) map it when it exists."""
+    first start); other drivers (notebook kernels) map it when it exists. Nothing on a JDK
+    before 13, which has no dynamic archive (Spark 3.5 also runs on 11)."""
+    if (java_feature_version(java_home) or 0) < DYNAMIC_ARCHIVE_SINCE:
+        return [], {}
     archive = archive_path(settings, java_home, class_path)
     archive.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale(archive)

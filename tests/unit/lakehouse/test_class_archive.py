@@ -80,3 +80,29 @@ def test_archives_of_another_class_path_and_abandoned_partials_are_removed(
     assert sorted(p.name for p in folder.glob("driver-*")) == [being_written.name]
     assert class_archive.empty_conf_dir(settings).is_dir()
     assert not any(class_archive.empty_conf_dir(settings).iterdir())
+
+
+@pytest.mark.parametrize(
+    ("release", "version"),
+    [
+        ('JAVA_VERSION="17.0.15"', 17),
+        ('JAVA_VERSION="11.0.2"', 11),
+        ('JAVA_VERSION="1.8.0_402"', 8),
+    ],
+)
+def test_the_jdk_release_is_read_from_its_release_file(
+    tmp_path: Path, release: str, version: int
+) -> None:
+    (tmp_path / "release").write_text(f'IMPLEMENTOR="x"\n{release}\n')
+    assert class_archive.java_feature_version(tmp_path) == version
+    assert class_archive.java_feature_version(tmp_path / "missing") is None
+
+
+def test_a_jdk_without_dynamic_archives_gets_no_option(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jdk: Path, class_path: list[Path]
+) -> None:
+    monkeypatch.setenv("LAKEHOUSE_STATE", str(tmp_path / "state"))
+    (jdk / "release").write_text('JAVA_VERSION="11.0.22"\n')
+    settings = load_settings()
+    for record in (True, False):
+        assert class_archive.driver_options(settings, jdk, class_path, record) == ([], {})
