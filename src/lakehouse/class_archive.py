@@ -22,6 +22,7 @@ spark-defaults.conf is given as --properties-file instead.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import sys
 import time
@@ -36,6 +37,10 @@ ARCHIVE_ENV = "LAKEHOUSE_CLASS_ARCHIVE"
 # A partial file older than this is from a JVM that exited without its driver waiting for it
 # (a driver killed, a batch timeout): nobody renames it.
 STALE_PARTIAL_S = 15 * 60
+# An archive no driver has mapped for this long is for a class path no longer in use (a jar
+# or the JDK changed since). Several class paths can be in use at once (the Glue catalog's
+# jars beside the metastore's), so an archive is not removed just for being another one's.
+UNUSED_ARCHIVE_S = 7 * 24 * 3600
 # CDS reports every class it skips (signed jars, old class file versions): thousands of lines.
 QUIET = "-Xlog:cds*=error"
 DYNAMIC_ARCHIVE_SINCE = 13  # -XX:ArchiveClassesAtExit (JEP 350)
@@ -85,7 +90,9 @@ def driver_options(
         return [], {}
     archive = archive_path(settings, java_home, class_path)
     archive.parent.mkdir(parents=True, exist_ok=True)
-    _remove_stale(archive)
+    if archive.exists():
+        os.utime(archive)  # in use (_remove_stale)
+    _remove_stale(archive.parent)
     if record:
         return [], {ARCHIVE_ENV: str(archive)}
     if archive.exists():
@@ -93,11 +100,10 @@ def driver_options(
     return [], {}
 
 
-def _remove_stale(archive: Path) -> None:
-    """Archives of other class paths (a jar or the JDK changed since) and abandoned partials:
-    each is ~200 MB."""
+def _remove_stale(folder: Path) -> None:
+    """Abandoned partial files, and archives unused for a week: each is ~200 MB."""
     now = time.time()
-    for path in archive.parent.glob("driver-*.jsa*"):
-        abandoned = path.suffix == ".partial" and now - path.stat().st_mtime > STALE_PARTIAL_S
-        if abandoned or (path.suffix == ".jsa" and path != archive):
+    for path in folder.glob("driver-*.jsa*"):
+        age = now - path.stat().st_mtime
+        if age > (STALE_PARTIAL_S if path.suffix == ".partial" else UNUSED_ARCHIVE_S):
             path.unlink(missing_ok=True)

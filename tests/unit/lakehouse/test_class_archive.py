@@ -62,22 +62,29 @@ def test_the_archive_is_named_after_the_jdk_and_every_jar(
     assert class_archive.archive_path(settings, jdk, class_path) != rebuilt
 
 
-def test_archives_of_another_class_path_and_abandoned_partials_are_removed(
+def test_abandoned_partials_and_archives_unused_for_a_week_are_removed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jdk: Path, class_path: list[Path]
 ) -> None:
     monkeypatch.setenv("LAKEHOUSE_STATE", str(tmp_path / "state"))
     settings = load_settings()
     folder = class_archive.archive_dir(settings)
     folder.mkdir(parents=True)
-    old_jars = folder / "driver-0123456789abcdef.jsa"
-    abandoned = folder / "driver-0123456789abcdef.jsa.1234abcd.partial"
-    being_written = folder / "driver-0123456789abcdef.jsa.5678abcd.partial"
-    for path in (old_jars, abandoned, being_written):
+    in_use = class_archive.archive_path(settings, jdk, class_path)
+    other_jars = folder / "driver-0123456789abcdef.jsa"  # the Glue catalog's, say
+    unused = folder / "driver-fedcba9876543210.jsa"
+    abandoned = folder / "driver-0123456789abcdef.jsa.1234.partial"
+    being_written = folder / "driver-0123456789abcdef.jsa.5678.partial"
+    for path in (in_use, other_jars, unused, abandoned, being_written):
         path.write_bytes(b"x")
-    hour_ago = time.time() - 3600
+    hour_ago, eight_days_ago = time.time() - 3600, time.time() - 8 * 24 * 3600
     os.utime(abandoned, (hour_ago, hour_ago))
-    class_archive.driver_options(settings, jdk, class_path, record=True)
-    assert sorted(p.name for p in folder.glob("driver-*")) == [being_written.name]
+    for path in (in_use, unused):
+        os.utime(path, (eight_days_ago, eight_days_ago))
+    # the archive mapped now is in use again, however old
+    class_archive.driver_options(settings, jdk, class_path, record=False)
+    kept = {in_use.name, other_jars.name, being_written.name}
+    assert {p.name for p in folder.glob("driver-*")} == kept
+    assert time.time() - in_use.stat().st_mtime < 60
     assert class_archive.empty_conf_dir(settings).is_dir()
     assert not any(class_archive.empty_conf_dir(settings).iterdir())
 
