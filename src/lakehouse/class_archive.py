@@ -10,9 +10,9 @@ The archive is recorded by the first job that exits (not killed): the job, told 
 archive goes, asks its JVM to write the classes it loaded at exit (-XX:ArchiveClassesAtExit)
 into a partial file when there is none yet, and renames it once the JVM is gone
 (lakehouse_job.class_archive); drivers started after map it. Its name is a digest of
-everything it depends on (the JDK, pyspark, each jar of the class path with its size and
-time): a new jar or JDK records a new one, and the JDK itself checks the class path again
-when it maps the file (and runs without it when they differ).
+everything it depends on (the JDK, each jar of the class path, pyspark's among them, with
+its size and time): a new jar or JDK records a new one, and the JDK itself checks the class
+path again when it maps the file (and runs without it when they differ).
 
 The JDK refuses to archive with a directory on the class path that is not empty, and Spark
 puts its conf directory there: that directory is an empty one (empty_conf_dir), and
@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -62,7 +61,6 @@ def archive_path(settings: Settings, java_home: Path, class_path: Sequence[Path]
     release = java_home / "release"
     digest.update(str(java_home.resolve()).encode())
     digest.update(release.read_bytes() if release.exists() else b"")
-    digest.update(f"{sys.prefix} {settings['PYSPARK_VERSION']}".encode())
     for entry in class_path:
         stat = entry.stat() if entry.exists() else None
         digest.update(f"{entry} {stat and stat.st_size} {stat and stat.st_mtime_ns}".encode())

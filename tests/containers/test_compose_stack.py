@@ -147,19 +147,19 @@ def test_prometheus_scrapes_every_service_and_every_dashboard_panel_has_data(
     """A load started from the Locust web UI's API moves every series the Grafana dashboards
     chart (tests.support.dashboards), and every target Prometheus scrapes is up. After the
     ledger check (this load's rows are not in its ledger), with the job started again."""
+    from lakehouse import top
     from tests.support.dashboards import panel_queries, queries_without_data
 
-    def prometheus(path: str, **params: str) -> Any:
-        url = stack.url("PROMETHEUS_HOST_PORT", path) + "?" + urllib.parse.urlencode(params)
-        with urllib.request.urlopen(url, timeout=10) as response:
-            return json.load(response)["data"]
+    def prometheus(path: str) -> Any:
+        with urllib.request.urlopen(stack.url("PROMETHEUS_HOST_PORT", path), timeout=10) as r:
+            return json.load(r)["data"]
 
     swarm = urllib.parse.urlencode({"user_count": 2, "spawn_rate": 2}).encode()
     urllib.request.urlopen(stack.url("LOCUST_HOST_PORT", "/swarm"), data=swarm, timeout=10)
     started = time.monotonic()
     try:
         missing = queries_without_data(
-            lambda expr: prometheus("/api/v1/query", query=expr)["result"],
+            top.prometheus_query(stack.url("PROMETHEUS_HOST_PORT", "")),
             panel_queries(),
             timeout_s=240,
         )

@@ -109,7 +109,7 @@ def test_prometheus_scrapes_the_job_and_spark_and_evaluates_the_rules(run: Run) 
         # Every Grafana panel (services/grafana/dashboards) has data, but the load
         # generator's: no load runs here (the compose test covers those with one).
         missing = queries_without_data(
-            lambda expr: prometheus(run, "/api/v1/query", query=expr)["result"],
+            top.prometheus_query(url),
             [q for q in panel_queries() if "loadgen_" not in q.expr],
             timeout_s=90,
         )

@@ -10,7 +10,7 @@ import pytest
 
 from lakehouse import class_archive, job_launcher
 from lakehouse.cdc import CDC_TABLES_YAML
-from lakehouse.config import load_settings
+from lakehouse.config import Settings, load_settings
 from lakehouse_tables.declarations import default_tables_path, load_tables
 
 pytestmark = pytest.mark.unit
@@ -44,12 +44,18 @@ def test_compaction_failures_are_reported_loudly(
     ]
 
 
-def test_quick_jit_is_asked_for_and_keeps_other_java_tool_options(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+@pytest.fixture
+def jarless_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Settings:
+    """Settings with a state folder of the test's own, and no jars to fetch for job_env."""
     monkeypatch.setenv("LAKEHOUSE_STATE", str(tmp_path))
-    settings = load_settings()
     monkeypatch.setattr(job_launcher, "spark_jars", lambda _settings: [])
+    return load_settings()
+
+
+def test_quick_jit_is_asked_for_and_keeps_other_java_tool_options(
+    monkeypatch: pytest.MonkeyPatch, jarless_settings: Settings
+) -> None:
+    settings = jarless_settings
     monkeypatch.setattr(job_launcher.installers, "spark_java_home", lambda: Path("/jdk"))
     monkeypatch.delenv(job_launcher.JIT_ENV, raising=False)
     monkeypatch.setenv("JAVA_TOOL_OPTIONS", "-Dx=1")
@@ -90,11 +96,9 @@ def test_the_checkpoint_is_named_after_the_oldest_stream_so_an_added_one_keeps_i
 
 
 def test_the_driver_reads_spark_defaults_with_an_empty_conf_dir(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    jarless_settings: Settings,
 ) -> None:
-    monkeypatch.setenv("LAKEHOUSE_STATE", str(tmp_path))
-    settings = load_settings()
-    monkeypatch.setattr(job_launcher, "spark_jars", lambda _settings: [])
+    settings = jarless_settings
     env = job_launcher.job_env(settings, record_classes=True)
     args = shlex.split(env["PYSPARK_SUBMIT_ARGS"])
     assert args[args.index("--properties-file") + 1] == str(job_launcher.SPARK_DEFAULTS)
