@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import os
 import shlex
 import signal
@@ -205,9 +206,15 @@ def cmd_aws_policy(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_submit(settings: Settings, args: argparse.Namespace) -> int:
-    """The job with its executors on a Spark standalone cluster (lakehouse.submit)."""
+    """The job with its executors on a Spark standalone cluster (lakehouse.submit), or as an
+    EMR Serverless job run (lakehouse.emr_serverless)."""
     from lakehouse import submit
 
+    if args.emr_serverless:
+        return _submit_emr_serverless(settings, args)
+    if not args.master:
+        _say("error: say where: --master spark://host:7077, or --emr-serverless APPLICATION_ID")
+        return 2
     cluster = submit.Cluster(
         master=args.master,
         total_executor_cores=args.total_executor_cores,
@@ -221,6 +228,50 @@ def cmd_submit(settings: Settings, args: argparse.Namespace) -> int:
     env = submit.cluster_env(settings, cluster)
     _say(f"The job's driver here, its executors on {cluster.master}")
     return _in_foreground(job_launcher.job_command(job_args, master=cluster.master), env)
+
+
+def _submit_emr_serverless(settings: Settings, args: argparse.Namespace) -> int:
+    from lakehouse import emr_serverless
+    from lakehouse.clients import emr_serverless_client, s3_client
+
+    if args.master:
+        _say("error: --master and --emr-serverless: choose one")
+        return 2
+    for option in ("execution_role_arn", "python_env"):
+        if not getattr(args, option):
+            _say(f"error: --emr-serverless needs --{option.replace('_', '-')}")
+            return 2
+    job_args = _job_args(settings, [a for a in args.job_args if a != "--"])
+    if job_args is None:
+        return 2
+    try:
+        run = emr_serverless.JobRun(
+            application_id=args.emr_serverless,
+            execution_role_arn=args.execution_role_arn,
+            python_env=args.python_env,
+            logs_uri=args.logs_uri,
+        )
+        request = emr_serverless.prepare(
+            settings, run, job_args, s3_client(settings.endpoints), _say
+        )
+    except emr_serverless.EmrServerlessError as error:
+        _say(f"error: {error}")
+        return 2
+    Path(args.request_out).write_text(json.dumps(request, indent=2) + "\n")
+    _say(f"wrote the StartJobRun request to {args.request_out}")
+    if args.dry_run:
+        _say(
+            "dry run: start it with `aws emr-serverless start-job-run "
+            f"--cli-input-json file://{args.request_out}`"
+        )
+        return 0
+    started = emr_serverless_client(settings.endpoints).start_job_run(**request)
+    _say(
+        f"started job run {started['jobRunId']} on application {started['applicationId']}; "
+        f"follow it: aws emr-serverless get-job-run --application-id "
+        f"{started['applicationId']} --job-run-id {started['jobRunId']}"
+    )
+    return 0
 
 
 def cmd_aws_trino_catalogs(settings: Settings, args: argparse.Namespace) -> int:
@@ -508,7 +559,7 @@ COMMANDS: dict[str, tuple[Callable[[Settings, argparse.Namespace], int], str]] =
     "compose": (cmd_compose, "the stack in containers: prepare | up | status | down"),
     "schema": (cmd_schema, "schema diff: what the job's next start changes in each table"),
     "backfill": (cmd_backfill, "refill an entry's Hudi tables from its raw JSON copy"),
-    "submit": (cmd_submit, "the job with its executors on a Spark standalone cluster"),
+    "submit": (cmd_submit, "the job on a standalone Spark cluster or as an EMR Serverless run"),
     "cost": (cmd_cost, "monthly cost of this pipeline on AWS, from dated list prices"),
     "aws-trino-catalogs": (cmd_aws_trino_catalogs, "Trino's catalog files for the tables in Glue"),
     "aws-policy": (cmd_aws_policy, "the job's or load generator's IAM policy for your account"),
@@ -581,7 +632,24 @@ def build_parser() -> argparse.ArgumentParser:
         "--tables", help="tables file (default: $LAKEHOUSE_TABLES, else packaged)"
     )
     submit = parsers["submit"]
-    submit.add_argument("--master", required=True, help="the standalone master: spark://host:7077")
+    submit.add_argument("--master", help="the standalone master: spark://host:7077")
+    emr = submit.add_argument_group("EMR Serverless (instead of --master; docs/aws.md)")
+    emr.add_argument("--emr-serverless", metavar="APPLICATION_ID", help="start a job run there")
+    emr.add_argument("--execution-role-arn", help="the role the job runs as")
+    emr.add_argument(
+        "--python-env",
+        help="the job's Python environment archive (local or s3://): "
+        "services/aws/emr-serverless/Dockerfile builds it",
+    )
+    emr.add_argument("--logs-uri", default="", help="s3:// for the job run's logs")
+    emr.add_argument(
+        "--request-out",
+        default="emr-serverless-job-run.json",
+        help="where the StartJobRun request is written",
+    )
+    emr.add_argument(
+        "--dry-run", action="store_true", help="upload and write the request, start nothing"
+    )
     submit.add_argument("--total-executor-cores", type=int, default=1)
     submit.add_argument("--executor-memory", default="1g")
     submit.add_argument(

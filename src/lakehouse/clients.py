@@ -100,6 +100,11 @@ def s3_client(endpoints: Endpoints) -> Any:
     )
 
 
+def emr_serverless_client(endpoints: Endpoints) -> Any:
+    """EMR Serverless of the region; its endpoint and credentials as boto3 finds them."""
+    return boto3.client("emr-serverless", region_name=endpoints.region)
+
+
 def sts_identity(endpoints: Endpoints) -> str:
     """The ARN the default credential chain signs in as (STS GetCallerIdentity)."""
     sts = boto3.client("sts", region_name=endpoints.region)

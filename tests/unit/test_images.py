@@ -31,6 +31,9 @@ T = TypeVar("T")
 LOCUST_DOCKERFILE = REPO_ROOT / "services" / "locust" / "Dockerfile"
 LOCUSTFILE = REPO_ROOT / "locust" / "locustfile.py"
 SPARK_DOCKERFILE = REPO_ROOT / "services" / "spark" / "Dockerfile"
+# The job's Python environment for EMR Serverless, whose Spark brings pyspark (and py4j).
+EMR_DOCKERFILE = REPO_ROOT / "services" / "aws" / "emr-serverless" / "Dockerfile"
+ON_EMR = {"pyspark"}
 JOB_ENTRY_POINTS = [
     REPO_ROOT / "spark" / "lakehouse_job" / "job.py",
     REPO_ROOT / "spark" / "lakehouse_job" / "backfill.py",
@@ -139,6 +142,13 @@ def test_the_locust_image_installs_what_the_load_generator_imports() -> None:
 def test_the_spark_image_installs_what_the_job_imports() -> None:
     missing = missing_from(SPARK_DOCKERFILE, JOB_ENTRY_POINTS)
     assert missing == {}, f"add these distributions to the pip install line of {SPARK_DOCKERFILE}"
+
+
+def test_the_emr_serverless_environment_installs_what_the_job_imports() -> None:
+    missing = missing_from(EMR_DOCKERFILE, JOB_ENTRY_POINTS)
+    assert {m: d for m, d in missing.items() if m not in ON_EMR} == {}, (
+        f"add these distributions to the pip install line of {EMR_DOCKERFILE}"
+    )
 
 
 def test_the_check_sees_the_kpl_and_metrics_imports() -> None:
