@@ -260,6 +260,8 @@ def prometheus_targets(settings: Settings) -> dict[str, list[dict[str, list[str]
         "loadgen": at(settings.port("LOADGEN_METRICS_PORT")),
         "spark-driver": at(SPARK_UI_PORT),
         "minio": at(settings.port("MINIO_PORT")),
+        "trino": at(settings.port("TRINO_PORT")),
+        "processes": at(settings.port("PROCESS_METRICS_PORT")),
         "prometheus": at(settings.port("PROMETHEUS_PORT")),
     }
 
@@ -298,6 +300,22 @@ def prometheus_spec(settings: Settings) -> ServiceSpec:
     )
 
 
+def processes_spec(settings: Settings) -> ServiceSpec:
+    """Each service's CPU and memory for Prometheus (lakehouse.process_exporter)."""
+    port = settings.port("PROCESS_METRICS_PORT")
+    env = {**_base_env(settings), "LAKEHOUSE_STATE": str(settings.state_dir)}
+    url = f"http://127.0.0.1:{port}/metrics"
+    return ServiceSpec(
+        name="processes",
+        command=[sys.executable, "-m", "lakehouse.process_exporter", "--port", str(port)],
+        env=env,
+        ports=(port,),
+        url=url,
+        health=lambda: _http_ok(url),
+        start_timeout_s=30,
+    )
+
+
 # The CDC part, started after the rest (it needs Kinesis) and only when asked for.
 CDC_SERVICE_BUILDERS = {"postgres": postgres_spec, "cdc": cdc_spec}
 
@@ -308,6 +326,7 @@ SERVICE_BUILDERS = {
     "metastore": metastore_spec,
     "trino": trino_spec,
     "prometheus": prometheus_spec,
+    "processes": processes_spec,
 }
 
 

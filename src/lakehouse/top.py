@@ -30,6 +30,9 @@ QUERIES: Mapping[str, str] = {
     "job_up": 'max(up{job="lakehouse-job"})',
     "load_acked": 'sum(rate(loadgen_events_acked_total{job="loadgen"}[1m]))',
     "load_failed": 'sum(rate(loadgen_request_failures_total{job="loadgen"}[1m]))',
+    # Local mode's services (lakehouse.process_exporter): cores busy and resident memory.
+    "service_cpu": "sum by (service) (rate(lakehouse_service_cpu_seconds_total[1m]))",
+    "service_rss": "sum by (service) (lakehouse_service_resident_bytes)",
 }
 
 
@@ -45,6 +48,8 @@ class TopView:
     load_acked: float | None = None  # events/s the load generator had acknowledged
     load_failed: float | None = None  # its failed calls/s
     alerts: list[str] = field(default_factory=list)
+    service_cpu: dict[str, float] = field(default_factory=dict)  # service -> cores busy
+    service_rss: dict[str, float] = field(default_factory=dict)  # service -> bytes
 
 
 def prometheus_query(base_url: str, timeout_s: float = 5) -> Query:
@@ -94,6 +99,8 @@ def snapshot(query: Query, alerts: Callable[[], list[str]] = list) -> TopView:
     view.job_up = _number(query(QUERIES["job_up"])) == 1
     view.load_acked = _number(query(QUERIES["load_acked"]))
     view.load_failed = _number(query(QUERIES["load_failed"]))
+    view.service_cpu = _by(query(QUERIES["service_cpu"]), "service")
+    view.service_rss = _by(query(QUERIES["service_rss"]), "service")
     view.alerts = alerts()
     return view
 
@@ -132,6 +139,16 @@ def render(view: TopView, now: str = "") -> str:
             f"{_seconds(view.stage_p95.get(sink)):>13}"
         )
     lines.append(f"  {'whole batch':<22}{'':>10}{_seconds(view.stage_p95.get('batch')):>13}")
+    if view.service_rss:
+        lines += ["", f"{'services':<24}{'CPU':>10}{'memory':>13}"]
+        for name in sorted(view.service_rss):
+            cpu = view.service_cpu.get(name)
+            lines.append(
+                f"  {name:<22}{'-' if cpu is None else f'{cpu:.0%}':>10}"
+                f"{view.service_rss[name] / 2**20:>9,.0f} MiB"
+            )
+        total = sum(view.service_rss.values()) / 2**30
+        lines.append(f"  {'all':<22}{sum(view.service_cpu.values()):>10.0%}{total:>9,.1f} GiB")
     lines += ["", "alerts firing: " + ("none" if not view.alerts else str(len(view.alerts)))]
     lines += [f"  {alert}" for alert in view.alerts]
     return "\n".join(lines)

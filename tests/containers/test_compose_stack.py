@@ -170,7 +170,8 @@ def test_prometheus_scrapes_every_service_and_every_dashboard_panel_has_data(
     targets = prometheus("/api/v1/targets")["activeTargets"]
     down = {t["scrapeUrl"]: t["lastError"] for t in targets if t["health"] != "up"}
     assert {t["labels"]["job"] for t in targets} >= {
-        "lakehouse-job", "loadgen", "spark-driver", "spark-executors", "minio", "prometheus",
+        "lakehouse-job", "loadgen", "spark-driver", "spark-executors",
+        "minio", "trino", "prometheus",
     }  # fmt: skip
     assert down == {}, down
     rules = prometheus("/api/v1/rules")["groups"]

@@ -17,7 +17,7 @@ import pytest
 from lakehouse import installers, top
 from lakehouse.config import load_settings
 from lakehouse.job_launcher import job_env
-from lakehouse.services import prometheus_config_dir
+from lakehouse.services import prometheus_config_dir, service_names
 from tests.local.test_loadgen_stream import free_port
 from tests.support.dashboards import panel_queries, queries_without_data
 from tests.support.pipeline import Run, tail, wait_for
@@ -55,6 +55,10 @@ def prometheus(run: Run, path: str, **params: str) -> Any:
 def value(run: Run, query: str) -> float | None:
     result = prometheus(run, "/api/v1/query", query=query)["result"]
     return float(result[0]["value"][1]) if result else None
+
+
+def labels(run: Run, query: str, label: str) -> set[str]:
+    return {r["metric"][label] for r in prometheus(run, "/api/v1/query", query=query)["result"]}
 
 
 def test_the_alert_rules_fire_on_their_cases() -> None:
@@ -100,6 +104,16 @@ def test_prometheus_scrapes_the_job_and_spark_and_evaluates_the_rules(run: Run) 
         assert (value(run, cow) or 0) >= 1
         spark = f'count({{job="spark-driver",instance="127.0.0.1:{ui_port}"}})'
         wait_for(lambda: (value(run, spark) or 0) > 10, 60, "Spark's driver metrics")
+        # Trino's named series only (prometheus.yml's name[] list), through basic auth.
+        trino = 'count({job="trino",__name__=~"trino_.*"})'
+        wait_for(lambda: value(run, trino) == 7, 60, "Trino's seven series")
+        # Each service's process group (lakehouse.process_exporter): Trino's JVM alone holds
+        # hundreds of MiB, and every service of the stack is there.
+        services = set(service_names())
+        up = 'lakehouse_service_up{job="processes"} == 1'
+        wait_for(lambda: services <= labels(run, up, "service"), 60, "every service up")
+        trino_rss = 'lakehouse_service_resident_bytes{service="trino"}'
+        assert (value(run, trino_rss) or 0) > 200 * 2**20
         recorded = 'lakehouse:records:rate1m{outcome="valid",event_type="orders"}'
         wait_for(lambda: value(run, recorded) is not None, 60, "the recording rule's series")
         # `lakehouse top` reads the same: the job up, orders coming in.

@@ -7,6 +7,7 @@ another process slows a job down but does not add to its CPU time.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,6 +53,20 @@ def group(pgid: int) -> Sample:
     """CPU seconds and resident MiB summed over one process group (e.g. the job's)."""
     samples = [_sample(f) for _, g, _, f in _processes() if g == pgid]
     return Sample(sum(s.cpu_s for s in samples), sum(s.rss_mib for s in samples))
+
+
+def groups(pgids: Iterable[int]) -> dict[int, Sample]:
+    """Each of these process groups' sums, from one pass over /proc; a group with no
+    process left is absent."""
+    wanted = set(pgids)
+    totals: dict[int, list[float]] = {}
+    for _, pgid, _, fields in _processes():
+        if pgid in wanted:
+            s = _sample(fields)
+            total = totals.setdefault(pgid, [0.0, 0.0])
+            total[0] += s.cpu_s
+            total[1] += s.rss_mib
+    return {pgid: Sample(cpu, rss) for pgid, (cpu, rss) in totals.items()}
 
 
 def by_command(patterns: dict[str, str]) -> dict[str, Sample]:

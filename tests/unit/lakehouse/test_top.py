@@ -32,6 +32,10 @@ ANSWERS = {
     top.QUERIES["job_up"]: vector(({}, 1)),
     top.QUERIES["load_acked"]: vector(({}, 1000.0)),
     top.QUERIES["load_failed"]: vector(({}, 0.25)),
+    top.QUERIES["service_cpu"]: vector(({"service": "trino"}, 0.125), ({"service": "minio"}, 0.02)),
+    top.QUERIES["service_rss"]: vector(
+        ({"service": "trino"}, 1024 * 2**20), ({"service": "minio"}, 200 * 2**20)
+    ),
 }
 
 
@@ -48,6 +52,9 @@ def test_a_screen_shows_rates_lag_freshness_stages_and_alerts() -> None:
     assert "  hudi_orders_cow            6.4 s        3.9 s" in screen
     assert "  whole batch                             5.1 s" in screen
     assert "alerts firing: 1\n  LakehouseQuarantineSpike: 1% ..." in screen
+    assert "  minio                         2%      200 MiB" in screen
+    assert "  trino                        12%    1,024 MiB" in screen
+    assert "  all                          14%      1.2 GiB" in screen
 
 
 def test_no_job_and_no_records() -> None:

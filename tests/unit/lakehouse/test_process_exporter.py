@@ -1,0 +1,60 @@
+"""The local services' process metrics: each service's process group, read from /proc."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+from prometheus_client import CollectorRegistry, generate_latest
+
+from lakehouse import process_exporter, stack
+from lakehouse.config import load_settings
+from lakehouse.supervisor import ServiceStatus
+
+pytestmark = pytest.mark.unit
+
+# A service whose leader starts a child that does the work, as a JVM's launcher script does.
+CHILD = "x = b'x' * (64 << 20); sum(range(30_000_000)); input()"
+BUSY_CHILD = f"import subprocess, sys; subprocess.run([sys.executable, '-c', {CHILD!r}])"
+
+
+@pytest.fixture
+def service() -> Iterator[subprocess.Popen]:
+    process = subprocess.Popen(
+        [sys.executable, "-c", BUSY_CHILD], stdin=subprocess.PIPE, start_new_session=True
+    )
+    yield process
+    process.kill()
+    process.wait()
+
+
+def test_each_service_reports_its_whole_group(
+    service: subprocess.Popen, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = [
+        ServiceStatus("minio", "running", service.pid),
+        ServiceStatus("trino", "dead", 999_999_999),
+        ServiceStatus("metastore", "stopped"),
+    ]
+    monkeypatch.setattr(stack, "statuses", lambda _: rows)
+    registry = CollectorRegistry()
+    registry.register(process_exporter.ServiceCollector(load_settings({})))
+
+    def sample(name: str, service_name: str) -> float | None:
+        return registry.get_sample_value(name, {"service": service_name})
+
+    # The child's 64 MiB and its CPU count as the service's.
+    for _ in range(100):
+        rss = sample("lakehouse_service_resident_bytes", "minio") or 0
+        if rss > 64 * 2**20 and (sample("lakehouse_service_cpu_seconds_total", "minio") or 0) > 0.3:
+            break
+        service.poll()
+        subprocess.run(["sleep", "0.1"], check=True)
+    else:
+        pytest.fail(generate_latest(registry).decode())
+    assert sample("lakehouse_service_up", "minio") == 1
+    assert sample("lakehouse_service_up", "trino") == 0
+    assert sample("lakehouse_service_up", "metastore") == 0
+    assert sample("lakehouse_service_resident_bytes", "trino") is None
