@@ -30,7 +30,7 @@ from loadgen.ledger import expected_state, read_ledger
 from loadgen.options import LoadOptions
 from loadgen.runner import run_load
 from tests.support.aws_simulation import ACCOUNT, SimulatedAws, simulated_aws
-from tests.support.pipeline import tail
+from tests.support.pipeline import tail, wait_for
 from tests.support.spark_cluster import spark_cluster
 from tests.support.trino_server import trino_server
 
@@ -181,7 +181,15 @@ def submit_job(aws: SimulatedAws, folder: Path) -> None:
                 timeout=600,
             )
         assert done.returncode == 0, tail(log, 60)
-        apps = cluster.state()["completedapps"]
+        # The master moves an application to its completed ones when the driver's
+        # disconnect reaches it, which can be after the driver has exited.
+        apps: list[dict] = []
+
+        def completed() -> bool:
+            apps[:] = cluster.state()["completedapps"]
+            return bool(apps)
+
+        wait_for(completed, 60, "the master to list the job as completed")
     assert [app["name"] for app in apps] == ["lakehouse-streaming-job"]
     executor_logs = list((folder / "cluster" / "work").glob("app-*/*/stderr"))
     assert executor_logs, "no executor ran on the worker"
