@@ -714,7 +714,10 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--repeat", type=int, default=3, help="drain mode: runs per profile")
     p.add_argument(
-        "--max-records-per-shard", type=int, default=2_500, help="drain mode: batch size per shard"
+        "--max-records-per-shard",
+        type=int,
+        default=20_000,
+        help="drain mode: batch size per shard (default: the job's own default)",
     )
     p.add_argument(
         "--s3-requests",

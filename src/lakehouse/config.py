@@ -30,6 +30,7 @@ SERVICE_ENV_FILES = (
     "trino/trino.env",
     "cdc/cdc.env",
     "prometheus/prometheus.env",
+    "spark/spark.env",
 )
 TARGET_ENV = "LAKEHOUSE_TARGET"
 TARGETS = ("local", "aws")

@@ -45,7 +45,7 @@ def spark_jars(settings: Settings) -> list[Path]:
 
 
 def job_env(
-    settings: Settings, driver_memory: str = "1536m", *, record_classes: bool = False
+    settings: Settings, driver_memory: str = "", *, record_classes: bool = False
 ) -> dict[str, str]:
     """The environment of a PySpark driver against the local stack: the job's, and the
     notebooks' kernels' (a SparkSession built there gets the same jars and config).
@@ -62,7 +62,7 @@ def job_env(
         # On the driver's class path, not --jars: with --jars, Spark copies the ~390 MB of
         # jars into a fresh temp folder at every start, and a killed job leaves it behind.
         *("--driver-class-path", os.pathsep.join(str(j) for j in jars)),
-        *("--driver-memory", driver_memory),
+        *("--driver-memory", driver_memory or settings["SPARK_DRIVER_MEMORY"]),
         *("--properties-file", str(SPARK_DEFAULTS)),
     ]
     if archive_options:

@@ -97,15 +97,14 @@ def executor_conf(
     return conf
 
 
-def cluster_env(
-    settings: Settings, cluster: Cluster, driver_memory: str = "1536m"
-) -> dict[str, str]:
+def cluster_env(settings: Settings, cluster: Cluster, driver_memory: str = "") -> dict[str, str]:
     """The driver's environment (job_launcher.job_env) with the cluster's submit arguments."""
     env = job_launcher.job_env(settings, driver_memory)
     jars = [str(j) for j in job_launcher.spark_jars(settings)]
     args = [
         *("--master", cluster.master, "--deploy-mode", "client"),
-        *("--driver-memory", driver_memory, "--executor-memory", cluster.executor_memory),
+        *("--driver-memory", driver_memory or settings["SPARK_DRIVER_MEMORY"]),
+        *("--executor-memory", cluster.executor_memory),
         *("--total-executor-cores", str(cluster.total_executor_cores)),
         *("--driver-class-path", os.pathsep.join(jars)),
         *("--properties-file", str(SPARK_DEFAULTS)),

@@ -48,10 +48,10 @@ PUT_BATCH = 500  # PutRecords' maximum
 
 @dataclass(frozen=True)
 class DrainOptions:
-    events: int = 120_000
+    events: int = 480_000  # 6 batches of 80,000 from 4 shards at the default batch size
     keys: int = 50_000
     shards: int = 4
-    max_records_per_shard: int = 2_500
+    max_records_per_shard: int = 20_000  # the job's default: its batches as a user gets them
     profiles: tuple[str, ...] = ("fast",)
     repeat: int = 3
     warm_after: int = 2

@@ -42,7 +42,7 @@ class BenchOptions:
     pipeline: bool = True
     drain_events: int = 0  # > 0: drain mode (bench.drain) instead of the rate runs
     repeat: int = 3
-    max_records_per_shard: int = 2_500
+    max_records_per_shard: int = 20_000  # the job's default: its batches as a user gets them
     json_path: Path | None = None
     out_root: Path = REPO_ROOT / "bench" / "results"
     s3_requests: bool = False  # S3 requests per micro-batch only (bench.s3_requests)
