@@ -43,6 +43,10 @@ UNUSED_ARCHIVE_S = 7 * 24 * 3600
 # CDS reports every class it skips (signed jars, old class file versions): thousands of lines.
 QUIET = "-Xlog:cds*=error"
 DYNAMIC_ARCHIVE_SINCE = 13  # -XX:ArchiveClassesAtExit (JEP 350)
+# A JVM given these runs without the archive: a class-file load hook (JVMTI: Flight Recorder,
+# profilers, APM agents) over archived classes crashes JDK 17's JVM at start (SIGSEGV in
+# KlassFactory::check_shared_class_file_load_hook; seen with -XX:StartFlightRecording).
+AGENT_OPTIONS = re.compile(r"-javaagent:|-agentlib:|-agentpath:|-XX:\+?StartFlightRecording")
 
 
 def archive_dir(settings: Settings) -> Path:
@@ -77,14 +81,21 @@ def java_feature_version(java_home: Path) -> int | None:
 
 
 def driver_options(
-    settings: Settings, java_home: Path, class_path: Sequence[Path], record: bool
+    settings: Settings,
+    java_home: Path,
+    class_path: Sequence[Path],
+    record: bool,
+    java_options: str = "",
 ) -> tuple[list[str], dict[str, str]]:
     """The driver JVM's options and its Python driver's environment. `record`: the driver is
     the job, which maps the archive or, when there is none when it starts, records it
     (lakehouse_job.class_archive: a supervisor restarts a job with the environment of its
     first start); other drivers (notebook kernels) map it when it exists. Nothing on a JDK
-    before 13, which has no dynamic archive (Spark 3.5 also runs on 11)."""
+    before 13, which has no dynamic archive (Spark 3.5 also runs on 11), nor when
+    `java_options` (the JVM's JAVA_TOOL_OPTIONS and JDK_JAVA_OPTIONS) load an agent."""
     if (java_feature_version(java_home) or 0) < DYNAMIC_ARCHIVE_SINCE:
+        return [], {}
+    if AGENT_OPTIONS.search(java_options):
         return [], {}
     archive = archive_path(settings, java_home, class_path)
     archive.parent.mkdir(parents=True, exist_ok=True)

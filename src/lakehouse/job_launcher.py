@@ -56,7 +56,13 @@ def job_env(
     conf_dir = class_archive.empty_conf_dir(settings)
     class_path = [*jars, conf_dir, *sorted((installers.pyspark_home() / "jars").glob("*.jar"))]
     archive_options, archive_env = class_archive.driver_options(
-        settings, java_home, class_path, record=record_classes
+        settings,
+        java_home,
+        class_path,
+        record=record_classes,
+        java_options=" ".join(
+            os.environ.get(k, "") for k in ("JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS")
+        ),
     )
     submit_args = [
         # On the driver's class path, not --jars: with --jars, Spark copies the ~390 MB of

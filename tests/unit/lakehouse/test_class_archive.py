@@ -46,6 +46,11 @@ def test_the_job_is_told_where_the_archive_is_and_other_drivers_map_it_when_ther
         [f"-XX:SharedArchiveFile={archive}", class_archive.QUIET],
         {},
     )
+    # An agent's class-file load hook over archived classes crashes JDK 17: no archive.
+    for agent in ("-javaagent:/opt/apm.jar", "-XX:StartFlightRecording=filename=x.jfr"):
+        for record in (True, False):
+            options = class_archive.driver_options(settings, jdk, class_path, record, agent)
+            assert options == ([], {}), agent
 
 
 def test_the_archive_is_named_after_the_jdk_and_every_jar(
