@@ -39,9 +39,16 @@ ENTRY_SCRIPT = REPO_ROOT / "spark" / "run_job.py"
 ARTIFACTS_PREFIX = "emr-serverless"
 # EMR's own versions of these serve S3A and the Kinesis client; ours would clash with them.
 EMR_PROVIDES = ("hadoop-aws-", "aws-java-sdk-bundle-")
-# The metastore client of the sandbox; on EMR, Glue is the Hive catalog.
 GLUE_HIVE_CLIENT = "com.amazonaws.glue.catalog.metastore.AWSGlueDataCatalogHiveClientFactory"
-NOT_ON_EMR = ("spark.sql.hive.metastore.", "spark.hadoop.hive.metastore.uris")
+NOT_ON_EMR = (
+    # The sandbox's metastore client; on EMR, Glue is the Hive catalog.
+    "spark.sql.hive.metastore.",
+    "spark.hadoop.hive.metastore.uris",
+    # EMR's own JVM options (GC, out-of-memory handling) would be replaced; the only one of
+    # ours is for the Kinesis emulators, which cannot speak CBOR: AWS's Kinesis can.
+    "spark.driver.extraJavaOptions",
+    "spark.executor.extraJavaOptions",
+)
 PYTHON = "./environment/bin/python"
 
 
@@ -123,7 +130,7 @@ def spark_conf(env: Mapping[str, str], jars: Sequence[str], python_env: str) -> 
 def remote_job_args(settings: Settings, local_args: Sequence[str]) -> list[str]:
     """`lakehouse run`'s arguments (job_launcher.default_job_args, then the user's) for a
     driver that has none of this machine's settings or files."""
-    if "--tables" in local_args:
+    if any(arg == "--tables" or arg.startswith("--tables=") for arg in local_args):
         raise EmrServerlessError(
             "--tables names a file on this machine, which the driver on EMR cannot read: "
             "put your tables file in the Python environment (the Dockerfile's TABLES "

@@ -22,6 +22,7 @@ def test_all_services_report_running_with_memory(stack) -> None:
         "metastore": "running",
         "trino": "running",
         "prometheus": "running",
+        "processes": "running",
     }
     assert all(r.rss_mb and r.rss_mb > 10 for r in rows)
 

@@ -101,6 +101,7 @@ def test_the_job_run_gets_its_files_from_s3_and_every_setting_as_arguments(
     assert conf["spark.sql.extensions"].endswith("HoodieSparkSessionExtension")
     assert conf["spark.hadoop.fs.s3a.aws.credentials.provider"].endswith("ProviderChain")
     assert not [key for key in conf if key.startswith("spark.sql.hive.metastore.")]
+    assert not [key for key in conf if key.endswith("extraJavaOptions")]  # EMR's own stay
     assert "spark.hadoop.hive.metastore.uris" not in conf
     assert not [value for value in conf.values() if "${env." in value]
     assert request["executionRoleArn"] == ROLE
@@ -143,6 +144,8 @@ def test_what_cannot_work_there_is_refused_before_anything_is_uploaded(
     run = emr_serverless.JobRun("00app", ROLE, env)
     with pytest.raises(emr_serverless.EmrServerlessError, match="tables file"):
         emr_serverless.prepare(aws, run, [*LOCAL_ARGS, "--tables", "mine.yaml"], s3, print)
+    with pytest.raises(emr_serverless.EmrServerlessError, match="tables file"):
+        emr_serverless.prepare(aws, run, [*LOCAL_ARGS, "--tables=mine.yaml"], s3, print)
     with pytest.raises(emr_serverless.EmrServerlessError, match="LAKEHOUSE_TARGET=aws"):
         emr_serverless.prepare(load_settings({}), run, LOCAL_ARGS, s3, print)
     assert "Contents" not in s3.list_objects_v2(Bucket="lake")
