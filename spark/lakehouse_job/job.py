@@ -74,6 +74,13 @@ def _stream_list_arg(value: str) -> str:
     return value
 
 
+def _source_option_arg(value: str) -> tuple[str, str]:
+    name, sep, option = value.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {value!r}")
+    return name.strip(), option.strip()
+
+
 def build_parser() -> argparse.ArgumentParser:
     bucket = _env("LAKEHOUSE_BUCKET", "lakehouse")
     database = _env("LAKEHOUSE_DATABASE", "lakehouse")
@@ -102,6 +109,15 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=20000,
         help="upper bound of records read per shard per micro-batch",
+    )
+    p.add_argument(
+        "--kinesis-option",
+        action="append",
+        default=[],
+        type=_source_option_arg,
+        metavar="NAME=VALUE",
+        help="an option of the Kinesis source (spark/kinesis-source/README.md), e.g. "
+        "readAhead=false; repeatable",
     )
     p.add_argument(
         "--tables",
@@ -436,6 +452,8 @@ def kinesis_stream(spark: SparkSession, args: argparse.Namespace) -> DataFrame:
     )
     if args.kinesis_endpoint:
         reader = reader.option("endpointUrl", args.kinesis_endpoint)
+    for name, value in args.kinesis_option:
+        reader = reader.option(name, value)
     return reader.load()
 
 

@@ -9,10 +9,12 @@ interleaved (A B A B ...) `repeat` times and each figure is reported as the medi
 the spread (min, max) of its runs.
 
 Per run: events/s over the whole run (job start to last commit) and over the warm
-batches (those after the first `warm_after`, which create the tables and warm the JIT),
-job CPU-seconds per 1,000 events (the whole process group; start-up, before the first
-batch, apart), peak resident memory, and the CPU every other stack process used meanwhile
-(near zero when the figure is the job's alone).
+batches (those after the first half of the events: the first half creates the tables and
+warms the JVM's JIT compiler, which takes about 2.5 minutes of a fresh job and, in the first
+minute, a third of its CPU), job CPU-seconds per 1,000 events (the whole process group;
+start-up, before the first batch, apart), the JIT compiler's share of the warm CPU (how
+warm "warm" was), peak resident memory, and the CPU every other stack process used
+meanwhile (near zero when the figure is the job's alone).
 """
 
 from __future__ import annotations
@@ -48,13 +50,13 @@ PUT_BATCH = 500  # PutRecords' maximum
 
 @dataclass(frozen=True)
 class DrainOptions:
-    events: int = 480_000  # 6 batches of 80,000 from 4 shards at the default batch size
+    events: int = 1_200_000  # 15 batches of 80,000 from 4 shards at the default batch size
     keys: int = 50_000
     shards: int = 4
     max_records_per_shard: int = 20_000  # the job's default: its batches as a user gets them
     profiles: tuple[str, ...] = ("fast",)
     repeat: int = 3
-    warm_after: int = 2
+    warm_share: float = 0.5  # the warm batches come after this share of the events
     job_args: tuple[str, ...] = ()
 
 
@@ -93,22 +95,40 @@ def fill(client: Any, stream: str, payloads: Sequence[bytes], say: Callable[[str
 class CpuSample:
     at: float  # time.time()
     cpu_s: float
+    jit_s: float = 0.0  # of which the JIT compiler's threads
 
 
-def cpu_at(samples: Sequence[CpuSample], at: float) -> float:
-    """The job's CPU-seconds at time `at`, interpolated between samples."""
+def cpu_at(samples: Sequence[CpuSample], at: float, jit: bool = False) -> float:
+    """The job's CPU-seconds (`jit`: its JIT compiler's) at time `at`, interpolated
+    between samples."""
+
+    def value(sample: CpuSample) -> float:
+        return sample.jit_s if jit else sample.cpu_s
+
     if at <= samples[0].at:
-        return samples[0].cpu_s
+        return value(samples[0])
     for before, after in itertools.pairwise(samples):
         if before.at <= at <= after.at:
             span = after.at - before.at
             share = (at - before.at) / span if span else 1.0
-            return before.cpu_s + share * (after.cpu_s - before.cpu_s)
-    return samples[-1].cpu_s
+            return value(before) + share * (value(after) - value(before))
+    return value(samples[-1])
+
+
+def warm_from(batches: Sequence[dict], share: float) -> int:
+    """How many leading batches it takes to write `share` of the events: the warm
+    batches are the ones after them."""
+    target = share * sum(b["records"] for b in batches)
+    written = 0
+    for i, batch in enumerate(batches):
+        if written >= target:
+            return i
+        written += batch["records"]
+    return len(batches)
 
 
 def summarise_run(
-    batches: Sequence[dict], samples: Sequence[CpuSample], started: float, warm_after: int
+    batches: Sequence[dict], samples: Sequence[CpuSample], started: float, warm_share: float
 ) -> dict:
     """The figures of one drain from the job's metrics lines (records, seconds,
     finished_at: BatchWriter's and Spark's progress) and its CPU samples."""
@@ -129,7 +149,9 @@ def summarise_run(
         "events_per_s_whole_run": round(events / (last - started), 1),
         "job_cpu_s_startup": round(startup_cpu, 1),
         "job_cpu_s_per_1k_events_whole_run": round(1000 * cpu_at(samples, last) / events, 3),
+        "job_jit_cpu_s_whole_run": round(cpu_at(samples, last, jit=True), 1),
     }
+    warm_after = warm_from(batches, warm_share)
     warm = batches[warm_after:]
     if warm:
         since = batches[warm_after - 1]["finished_at"] if warm_after else first_start
@@ -137,6 +159,9 @@ def summarise_run(
         cpu = cpu_at(samples, last) - cpu_at(samples, since)
         figures["events_per_s_warm"] = round(warm_events / (last - since), 1)
         figures["job_cpu_s_per_1k_events_warm"] = round(1000 * cpu / warm_events, 3)
+        jit = cpu_at(samples, last, jit=True) - cpu_at(samples, since, jit=True)
+        figures["job_jit_share_warm"] = round(jit / cpu, 3) if cpu else 0.0
+        figures["warm_batches"] = len(warm)
         figures["warm_batch_seconds_median"] = statistics.median(batch_seconds(b) for b in warm)
     return figures
 
@@ -165,6 +190,7 @@ SPREAD_FIGURES = (
     "job_cpu_s_per_1k_events_warm",
     "job_cpu_s_per_1k_events_whole_run",
     "job_cpu_s_startup",
+    "job_jit_share_warm",
     "job_rss_mib_peak",
 )
 
@@ -239,11 +265,14 @@ def drain_once(
         )
     samples = [CpuSample(started, 0.0)]
     rss_peak = 0.0
+    threads: dict[int, tuple[str, float]] = {}  # every thread seen, ended ones too
     try:
         while job.poll() is None:
             sample = procstats.group(job.pid)
+            threads.update(procstats.threads(job.pid))
             if sample.cpu_s:  # zero once the group is gone
-                samples.append(CpuSample(time.time(), sample.cpu_s))
+                jit = sum(cpu for name, cpu in threads.values() if name in procstats.JIT_THREADS)
+                samples.append(CpuSample(time.time(), sample.cpu_s, jit))
                 rss_peak = max(rss_peak, sample.rss_mib)
             time.sleep(0.5)
     finally:
@@ -253,8 +282,8 @@ def drain_once(
     if job.returncode != 0:
         raise RuntimeError(f"the {profile} job exited {job.returncode}; see {workdir}/job.log")
     lines = [json.loads(line) for line in metrics.read_text().splitlines()]
-    (workdir / "cpu.json").write_text(json.dumps([[c.at, c.cpu_s] for c in samples]))
-    run = summarise_run(lines, samples, started, opts.warm_after)
+    (workdir / "cpu.json").write_text(json.dumps([[c.at, c.cpu_s, c.jit_s] for c in samples]))
+    run = summarise_run(lines, samples, started, opts.warm_share)
     if run["events"] != opts.events:
         raise RuntimeError(
             f"the {profile} job read {run['events']:,} events of {opts.events:,}; "
@@ -276,7 +305,8 @@ def drain_once(
 def one_line(run: dict) -> str:
     warm = (
         f"warm {run['events_per_s_warm']:,.0f} events/s, "
-        f"{run['job_cpu_s_per_1k_events_warm']} CPU-s/1k; "
+        f"{run['job_cpu_s_per_1k_events_warm']} CPU-s/1k "
+        f"({run['job_jit_share_warm']:.0%} JIT) over {run['warm_batches']}; "
         if "events_per_s_warm" in run
         else ""
     )

@@ -97,3 +97,28 @@ def children(ppid: int) -> list[int]:
 
 def self_sample() -> Sample:
     return _sample(_stat_fields(Path("/proc/self/stat")))
+
+
+# A JVM's JIT compiler threads, as /proc names them (15 characters at most).
+JIT_THREADS = ("C1 CompilerThre", "C2 CompilerThre")
+
+
+def threads(pgid: int) -> dict[int, tuple[str, float]]:
+    """Each thread of the processes in one group: thread id -> (name, CPU-seconds so far).
+    A thread that has ended is absent: callers keep the last figure they saw."""
+    found: dict[int, tuple[str, float]] = {}
+    for pid, group_id, _, _ in _processes():
+        if group_id != pgid:
+            continue
+        try:
+            tasks = list(Path(f"/proc/{pid}/task").iterdir())
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                stat = (task / "stat").read_text()
+            except OSError:
+                continue
+            name = stat[stat.index("(") + 1 : stat.rindex(")")]
+            found[int(task.name)] = (name, _sample(stat[stat.rindex(")") + 2 :].split()).cpu_s)
+    return found

@@ -74,3 +74,12 @@ def test_an_invalid_tables_file_is_refused_not_restarted(
         signal.signal(signal.SIGINT, handlers[1])
     assert "the tables file is not valid" in caplog.text
     assert "schema field 'amount' has type 'money'" in caplog.text
+
+
+def test_kinesis_source_options_pass_through_as_name_value_pairs() -> None:
+    args = build_parser().parse_args(
+        ["--kinesis-option", "readAhead=false", "--kinesis-option", " maxFetchDurationMs = 5000"]
+    )
+    assert args.kinesis_option == [("readAhead", "false"), ("maxFetchDurationMs", "5000")]
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--kinesis-option", "readAhead"])

@@ -11,6 +11,7 @@ from lakehouse.bench.drain import (
     cpu_at,
     order_payloads,
     summarise_run,
+    warm_from,
 )
 
 pytestmark = pytest.mark.unit
@@ -30,8 +31,9 @@ def test_cpu_is_interpolated_between_samples_and_held_past_them() -> None:
 
 def test_warm_figures_leave_out_the_first_batches_and_start_up() -> None:
     # Job started at 0; 10 CPU-s of start-up until the first batch starts at 10 s; then
-    # 1 CPU-s a second. Batches: 2 warm-up ones, then 3 of 10,000 events, 2 s each.
-    samples = [CpuSample(0.0, 0.0), CpuSample(10.0, 10.0), CpuSample(30.0, 30.0)]
+    # 1 CPU-s a second, a quarter of it the JIT's. Batches: 2 warm-up ones (40 % of the
+    # events), then 3 of 10,000 events, 2 s each.
+    samples = [CpuSample(0.0, 0.0), CpuSample(10.0, 10.0, 5.0), CpuSample(30.0, 30.0, 10.0)]
     batches = [
         line(10_000, 14.0, 4.0),
         line(10_000, 18.0, 4.0),
@@ -40,7 +42,7 @@ def test_warm_figures_leave_out_the_first_batches_and_start_up() -> None:
         line(10_000, 24.0, 2.0),
         {"records": 0, "finished_at": 24.0, "seconds": {"batch": 0.1}},  # an empty trigger
     ]
-    run = summarise_run(batches, samples, started=0.0, warm_after=2)
+    run = summarise_run(batches, samples, started=0.0, warm_share=0.4)
     assert run["events"] == 50_000
     assert run["batches"] == 5
     assert run["seconds_to_first_batch"] == 10.0
@@ -49,11 +51,21 @@ def test_warm_figures_leave_out_the_first_batches_and_start_up() -> None:
     assert run["job_cpu_s_per_1k_events_warm"] == 0.2  # 6 CPU-s for 30,000 events
     assert run["events_per_s_whole_run"] == round(50_000 / 24, 1)
     assert run["warm_batch_seconds_median"] == 2.0
+    assert run["warm_batches"] == 3
+    assert run["job_jit_share_warm"] == 0.25
+    assert run["job_jit_cpu_s_whole_run"] == 8.5  # interpolated at the last batch's end
+
+
+def test_warm_batches_follow_the_given_share_of_the_events() -> None:
+    batches = [{"records": n} for n in (80_000,) * 14 + (77_717, 2_283)]
+    assert warm_from(batches, 0.5) == 8  # 640,000 of 1,200,000 events written by then
+    assert warm_from(batches, 0.0) == 0
+    assert warm_from(batches, 1.0) == 16
 
 
 def test_a_run_without_batches_is_an_error_not_a_zero() -> None:
     with pytest.raises(RuntimeError, match="no batch"):
-        summarise_run([], [CpuSample(0.0, 0.0)], 0.0, 2)
+        summarise_run([], [CpuSample(0.0, 0.0)], 0.0, 0.5)
 
 
 def test_hudis_sink_batches_are_timed_by_sparks_trigger() -> None:
@@ -88,5 +100,5 @@ def test_the_run_ends_with_the_last_query_to_finish() -> None:
         {"records": 100, "finished_at": 10.0, "seconds": {"cow.triggerExecution": 2.0}},
         {"records": 0, "finished_at": 20.0, "seconds": {"mor.triggerExecution": 9.0}},
     ]
-    run = summarise_run(batches, samples, started=0.0, warm_after=0)
+    run = summarise_run(batches, samples, started=0.0, warm_share=0.0)
     assert run["events_per_s_whole_run"] == 5.0  # 100 events by the MoR query's end at 20 s

@@ -1,6 +1,8 @@
 """lakehouse.bench.procstats: CPU and memory from /proc."""
 
 import os
+import threading
+from pathlib import Path
 
 import pytest
 
@@ -20,3 +22,10 @@ def test_a_process_and_its_children_are_found() -> None:
     assert procstats.process(os.getpid()).rss_mib > 0
     assert procstats.process(2**22 + 7).cpu_s == 0.0  # no such process
     assert os.getpid() in procstats.children(os.getppid())
+
+
+def test_threads_of_a_group_are_named_with_their_cpu() -> None:
+    found = procstats.threads(os.getpgrp())
+    name, cpu = found[threading.get_native_id()]
+    assert name == Path("/proc/self/comm").read_text().strip()
+    assert cpu >= 0.0

@@ -33,7 +33,8 @@ import org.slf4j.LoggerFactory;
  * bounded by the batch budget, which is shared by all the streams' shards) and returns the last
  * sequence number read per shard. The records read are cached and handed to the shard's input
  * partition by planInputPartitions(); on a cache miss (a replay after restart) the partition
- * re-reads exactly (start, end] from Kinesis on the executor. commit() frees the cache.
+ * re-reads exactly (start, end] from Kinesis on the executor. commit() frees the cache. While a
+ * batch with a backlog behind it is written, the next one is read ahead ({@link ReadAhead}).
  *
  * <p>The streams may change between runs of a query: a stream added to the list is read from its
  * trim horizon; one left out is no longer read, and its position stays in the offset so that
@@ -49,8 +50,10 @@ final class KinesisMicroBatchStream
   private final Map<String, StreamReader> readers = new LinkedHashMap<>();
   /** Streams in the checkpoint that the query no longer reads (warned once each). */
   private final Set<String> leftOut = ConcurrentHashMap.newKeySet();
-  private long batchCounter;
-  private boolean availableNow;
+  /** Runs the reads of batches' records, and reads the next batch ahead ({@link ReadAhead}). */
+  private final ReadAhead reading = new ReadAhead();
+  private long batchCounter; // used on the reading thread only
+  private volatile boolean availableNow;
 
   KinesisMicroBatchStream(KinesisOptions options, String checkpointLocation) {
     this.options = options;
@@ -108,10 +111,24 @@ final class KinesisMicroBatchStream
   public Offset latestOffset(Offset startOffset, ReadLimit limit) {
     SourceOffset start = state(startOffset);
     if (ReadGate.isClosed()) {
+      reading.drop();
       LOG.info("the job is stopping: no records for a new micro-batch");
       return new KinesisOffset(start);
     }
     warnLeftOut(start);
+    OptionalLong rows = maxRows(limit);
+    ReadAhead.Batch batch = reading.read(start, rows, () -> readBatch(start, rows));
+    if (availableNow) {
+      batch.results.forEach((name, results) -> readers.get(name).noteCaughtUp(results));
+    }
+    if (options.readAhead && batch.behind()) {
+      reading.readAhead(batch.end, rows, () -> readBatch(batch.end, rows));
+    }
+    return new KinesisOffset(batch.end);
+  }
+
+  /** Reads the batch that starts at {@code start}: every readable shard, within the budgets. */
+  private ReadAhead.Batch readBatch(SourceOffset start, OptionalLong rows) {
     Map<String, StreamReader.Plan> plans = new LinkedHashMap<>();
     for (StreamReader reader : readers.values()) {
       reader.plan(start.get(reader.name), availableNow)
@@ -124,7 +141,7 @@ final class KinesisMicroBatchStream
     List<String> keys = new ArrayList<>();
     plans.forEach((name, plan) -> plan.readable.forEach(shard -> keys.add(name + "/" + shard)));
     Map<String, Integer> budgets = BatchBudget.allocate(keys, options.maxRecordsPerShard,
-        maxRows(limit), batchCounter++);
+        rows, batchCounter++);
     long deadline = System.currentTimeMillis() + options.maxFetchDurationMs;
     long bytesPerShard = options.maxBytesPerTrigger / Math.max(1, budgets.size());
 
@@ -140,12 +157,14 @@ final class KinesisMicroBatchStream
           readers.get(e.getKey()).fetch(e.getValue(), own, bytesPerShard, deadline));
     }
     SourceOffset end = start;
+    Map<String, Map<String, FetchResult>> all = new LinkedHashMap<>();
     for (Map.Entry<String, Map<String, Future<FetchResult>>> e : futures.entrySet()) {
       Map<String, FetchResult> results = new LinkedHashMap<>();
       e.getValue().forEach((shard, future) -> results.put(shard, await(future)));
-      end = end.with(readers.get(e.getKey()).end(plans.get(e.getKey()), results, availableNow));
+      end = end.with(readers.get(e.getKey()).end(plans.get(e.getKey()), results));
+      all.put(e.getKey(), results);
     }
-    return new KinesisOffset(end);
+    return new ReadAhead.Batch(end, all);
   }
 
   /**
@@ -230,6 +249,7 @@ final class KinesisMicroBatchStream
 
   @Override
   public synchronized void stop() {
+    reading.stop();
     readers.values().forEach(StreamReader::stop);
   }
 

@@ -43,6 +43,8 @@ public final class KinesisOptions implements Serializable {
   public final long maxBytesPerTrigger;
   /** How long GetShardIterator(AT_TIMESTAMP) may take before it is emulated (ArrivalScan). */
   public final long atTimestampTimeoutMs;
+  /** Read the next batch while one is written, when a backlog waits ({@link ReadAhead}). */
+  public final boolean readAhead;
 
   /** The lower-cased options, kept for {@link #forStream}. */
   private final HashMap<String, String> given;
@@ -83,6 +85,7 @@ public final class KinesisOptions implements Serializable {
     inlineRecordsMaxBytes = longOption(o, "inlineRecordsMaxBytes", 64L << 20, 0, 1L << 30);
     maxBytesPerTrigger = longOption(o, "maxBytesPerTrigger", 128L << 20, 1L << 20, 16L << 30);
     atTimestampTimeoutMs = longOption(o, "atTimestampTimeoutMs", 3_000, 100, 600_000);
+    readAhead = booleanOption(o, "readAhead", true);
   }
 
   public static KinesisOptions parse(Map<String, String> options) {
@@ -148,6 +151,19 @@ public final class KinesisOptions implements Serializable {
           "Option '" + name + "' must be between " + min + " and " + max + ", got " + value + ".");
     }
     return value;
+  }
+
+  private static boolean booleanOption(Map<String, String> o, String name, boolean dflt) {
+    String raw = o.get(name.toLowerCase(Locale.ROOT));
+    if (raw == null) {
+      return dflt;
+    }
+    String value = raw.trim().toLowerCase(Locale.ROOT);
+    if (!value.equals("true") && !value.equals("false")) {
+      throw new IllegalArgumentException(
+          "Option '" + name + "' must be true or false, got '" + raw + "'.");
+    }
+    return value.equals("true");
   }
 
   private static String blankToNull(String s) {

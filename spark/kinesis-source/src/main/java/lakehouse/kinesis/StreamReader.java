@@ -165,7 +165,7 @@ final class StreamReader {
   }
 
   /** The batch's end in this stream, from what the shards returned; their records are cached. */
-  StreamOffset end(Plan plan, Map<String, FetchResult> results, boolean availableNow) {
+  StreamOffset end(Plan plan, Map<String, FetchResult> results) {
     long now = System.currentTimeMillis();
     StreamOffset end = plan.base;
     for (Map.Entry<String, FetchResult> e : results.entrySet()) {
@@ -184,9 +184,6 @@ final class StreamReader {
         to = to.asDrained();
         LOG.info("Kinesis shard {} of {} is drained; its children become readable",
             e.getKey(), name);
-      }
-      if (availableNow && (result.caughtUp || result.drained)) {
-        caughtUp.add(e.getKey());
       }
       end = end.with(to);
     }
@@ -221,6 +218,18 @@ final class StreamReader {
           to.lastSequenceNumber, inline));
     }
     return partitions;
+  }
+
+  /**
+   * Under AvailableNow, once a batch is taken: its shards that reached their tip (or end) are not
+   * read again in this run.
+   */
+  void noteCaughtUp(Map<String, FetchResult> results) {
+    results.forEach((shard, result) -> {
+      if (result.caughtUp || result.drained) {
+        caughtUp.add(shard);
+      }
+    });
   }
 
   void commit(StreamOffset end) {

@@ -51,6 +51,7 @@ class KinesisOptionsTest {
     assertEquals(200, o.minCallIntervalMs);
     assertEquals(OptionalLong.empty(), o.maxRecordsPerTrigger());
     assertEquals(3_000, o.atTimestampTimeoutMs);
+    assertTrue(o.readAhead);
   }
 
   @Test
@@ -82,5 +83,10 @@ class KinesisOptionsTest {
     e = assertThrows(IllegalArgumentException.class,
         () -> KinesisOptions.parse(Map.of("streamName", "s", "awsAccessKeyId", "x")));
     assertTrue(e.getMessage().contains("awsSecretKey"), e.getMessage());
+    e = assertThrows(IllegalArgumentException.class,
+        () -> KinesisOptions.parse(Map.of("streamName", "s", "readAhead", "yes")));
+    assertTrue(e.getMessage().contains("readAhead"), e.getMessage());
+    assertEquals(false,
+        KinesisOptions.parse(Map.of("streamName", "s", "readAhead", " FALSE")).readAhead);
   }
 }
