@@ -9,7 +9,6 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.connector.read.InputPartition;
@@ -160,7 +159,7 @@ final class KinesisMicroBatchStream
     Map<String, Map<String, FetchResult>> all = new LinkedHashMap<>();
     for (Map.Entry<String, Map<String, Future<FetchResult>>> e : futures.entrySet()) {
       Map<String, FetchResult> results = new LinkedHashMap<>();
-      e.getValue().forEach((shard, future) -> results.put(shard, await(future)));
+      e.getValue().forEach((shard, future) -> results.put(shard, Futures.await(future)));
       end = end.with(readers.get(e.getKey()).end(plans.get(e.getKey()), results));
       all.put(e.getKey(), results);
     }
@@ -300,20 +299,5 @@ final class KinesisMicroBatchStream
       return min;
     }
     return OptionalLong.empty();
-  }
-
-  private static FetchResult await(Future<FetchResult> f) {
-    try {
-      return f.get();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("Interrupted while reading Kinesis", e);
-    } catch (ExecutionException e) {
-      Throwable cause = e.getCause();
-      if (cause instanceof RuntimeException) {
-        throw (RuntimeException) cause;
-      }
-      throw new IllegalStateException("Reading Kinesis failed", cause);
-    }
   }
 }

@@ -2,8 +2,6 @@ package lakehouse.kinesis;
 
 import java.util.Map;
 import java.util.OptionalLong;
-import java.util.concurrent.CancellationException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -69,7 +67,7 @@ final class ReadAhead {
     }
     if (mine != null) {
       try {
-        Batch batch = await(mine);
+        Batch batch = Futures.await(mine);
         if (same) {
           return batch;
         }
@@ -79,7 +77,7 @@ final class ReadAhead {
         LOG.info("reading the next batch ahead failed ({}): reading it again", e.toString());
       }
     }
-    return await(thread.submit(read::get));
+    return Futures.await(thread.submit(read::get));
   }
 
   /** Starts reading the batch at {@code from} on the reading thread, after the current read. */
@@ -101,22 +99,5 @@ final class ReadAhead {
   synchronized void stop() {
     drop();
     thread.shutdownNow();
-  }
-
-  private static Batch await(Future<Batch> f) {
-    try {
-      return f.get();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("Interrupted while reading Kinesis", e);
-    } catch (CancellationException e) {
-      throw new IllegalStateException("Reading Kinesis was cancelled", e);
-    } catch (ExecutionException e) {
-      Throwable cause = e.getCause();
-      if (cause instanceof RuntimeException) {
-        throw (RuntimeException) cause;
-      }
-      throw new IllegalStateException("Reading Kinesis failed", cause);
-    }
   }
 }
