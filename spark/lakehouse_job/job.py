@@ -287,7 +287,7 @@ class BatchWriter:
         classified = split.classified.persist()
         cached: list[DataFrame] = [classified]
         try:
-            counts, metrics.oldest_arrival = self._counts(classified)
+            counts, metrics.oldest_arrival, metrics.arrivals = self._counts(classified)
             metrics.records = sum(counts.values())
             # Submitted in this order: the Hudi tables first (what readers wait for),
             # then the raw JSON copies, then the quarantine.
@@ -368,16 +368,30 @@ class BatchWriter:
         )
 
     @staticmethod
-    def _counts(classified: DataFrame) -> tuple[dict[tuple[str | None, bool], int], float | None]:
-        """Records per (event type, valid), and the oldest record's Kinesis arrival (epoch
-        seconds), in one pass."""
+    def _counts(
+        classified: DataFrame,
+    ) -> tuple[dict[tuple[str | None, bool], int], float | None, dict[str, int]]:
+        """Records per (event type, valid), the oldest record's Kinesis arrival (epoch
+        seconds) and records per arrival second, in one pass: a batch spans a few seconds
+        of arrivals, so the extra grouping key adds a few groups, not a pass."""
+        arrival = F.col(envelope.ARRIVAL).cast("double")
         rows = (
-            classified.groupBy(F.col(envelope.EVENT_TYPE), F.col(REASON).isNull().alias("ok"))
-            .agg(F.count(F.lit(1)), F.min(F.col(envelope.ARRIVAL).cast("double")))
+            classified.groupBy(
+                F.col(envelope.EVENT_TYPE),
+                F.col(REASON).isNull().alias("ok"),
+                F.floor(arrival).alias("second"),
+            )
+            .agg(F.count(F.lit(1)), F.min(arrival))
             .collect()
         )
-        oldest = [float(r[3]) for r in rows if r[3] is not None]
-        return {(r[0], bool(r[1])): int(r[2]) for r in rows}, min(oldest, default=None)
+        counts: dict[tuple[str | None, bool], int] = {}
+        arrivals: dict[str, int] = {}
+        for event_type, ok, second, n, _ in rows:
+            counts[(event_type, bool(ok))] = counts.get((event_type, bool(ok)), 0) + int(n)
+            if second is not None:
+                arrivals[str(second)] = arrivals.get(str(second), 0) + int(n)
+        oldest = [float(r[4]) for r in rows if r[4] is not None]
+        return counts, min(oldest, default=None), dict(sorted(arrivals.items()))
 
     def _run_writes(self, writes: list[Write], metrics: BatchMetrics) -> None:
         """Run the sinks' writes side by side: each is mostly waiting on S3, the

@@ -57,6 +57,9 @@ class BatchMetrics:
     seconds: dict[str, float] = field(default_factory=dict)
     written_at: dict[str, float] = field(default_factory=dict)  # sink -> epoch seconds
     oldest_arrival: float | None = None  # epoch seconds of the batch's oldest record
+    # Records per Kinesis arrival second (epoch seconds, as a string key): with written_at,
+    # each record's freshness to within a second (lakehouse.bench.freshness).
+    arrivals: dict[str, int] = field(default_factory=dict)
     finished_at: float = 0.0
 
 

@@ -482,6 +482,8 @@ def cmd_bench(settings: Settings, args: argparse.Namespace) -> int:
         trigger_s=args.trigger,
         drain_s=args.drain,
         profiles=tuple(args.profiles.split(",")),
+        warmup_s=args.warmup,
+        probe=args.probe,
         rt_probe=not args.no_rt_probe,
         job_args=tuple(shlex.split(args.job_args)),
         pipeline=not args.commit_cost_only,
@@ -699,7 +701,16 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
         help="job profiles to compare: fast, baseline (table layouts), hudi-sink (Hudi's "
         "streaming sink), fast-nometrics (fast without serving its Prometheus metrics)",
     )
-    p.add_argument("--no-rt-probe", action="store_true", help="skip the hudi-rs MoR snapshot probe")
+    p.add_argument(
+        "--warmup", type=float, default=60, help="seconds sent at the rate before measuring"
+    )
+    p.add_argument(
+        "--probe",
+        action="store_true",
+        help="also poll the tables (Trino, hudi-rs) for freshness as readers see it: a spot "
+        "check that takes CPU from the job, and the only freshness of hudi-sink",
+    )
+    p.add_argument("--no-rt-probe", action="store_true", help="with --probe: skip hudi-rs")
     p.add_argument("--commit-cost", action="store_true", help="also per-commit cost vs size")
     p.add_argument("--commit-cost-only", action="store_true")
     p.add_argument("--commit-sizes", default="10000,100000,1000000")
@@ -712,7 +723,13 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
         help="drain mode: fill a stream with this many orders first, then each profile "
         "drains it alone (--available-now), --repeat times interleaved",
     )
-    p.add_argument("--repeat", type=int, default=3, help="drain mode: runs per profile")
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=0,
+        help="runs per profile, interleaved, reported as medians and ranges (default: 3 in "
+        "drain mode, 1 in rate mode)",
+    )
     p.add_argument(
         "--max-records-per-shard",
         type=int,

@@ -1,10 +1,12 @@
 """Prometheus over the local stack (marker `local`): it scrapes a running job's own
-metrics and Spark's, its recording and alert rules load and evaluate, and promtool's unit
-tests of the alert rules pass (services/prometheus)."""
+metrics and Spark's, its recording and alert rules load and evaluate, the job-down alert
+fires when the job stops and resolves when it resumes, and promtool's unit tests of the
+alert rules pass (services/prometheus)."""
 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import urllib.parse
@@ -59,6 +61,22 @@ def value(run: Run, query: str) -> float | None:
 
 def labels(run: Run, query: str, label: str) -> set[str]:
     return {r["metric"][label] for r in prometheus(run, "/api/v1/query", query=query)["result"]}
+
+
+def job_down_state(url: str, metrics_port: int) -> str | None:
+    """LakehouseJobDown's state (pending, firing) for the job on that port; None when it
+    is not active."""
+    with urllib.request.urlopen(f"{url}/api/v1/alerts", timeout=10) as response:
+        alerts = json.load(response)["data"]["alerts"]
+    return next(
+        (
+            a["state"]
+            for a in alerts
+            if a["labels"].get("alertname") == "LakehouseJobDown"
+            and a["labels"].get("instance") == f"127.0.0.1:{metrics_port}"
+        ),
+        None,
+    )
 
 
 def test_the_alert_rules_fire_on_their_cases() -> None:
@@ -128,6 +146,25 @@ def test_prometheus_scrapes_the_job_and_spark_and_evaluates_the_rules(run: Run) 
             timeout_s=90,
         )
         assert missing == [], missing
+        # An alert provoked live: the job stopped (SIGSTOP: its metrics stop answering)
+        # fires LakehouseJobDown after the rule's minute; resumed, the alert resolves and
+        # the job goes on with the next record.
+        os.killpg(job.pid, signal.SIGSTOP)
+        try:
+            wait_for(
+                lambda: job_down_state(url, metrics_port) == "firing",
+                180,
+                "LakehouseJobDown to fire for the stopped job",
+            )
+        finally:
+            os.killpg(job.pid, signal.SIGCONT)
+        wait_for(lambda: job_down_state(url, metrics_port) is None, 60, "the alert to resolve")
+        run.put([order(22)])
+        wait_for(
+            lambda: value(run, f"sum(lakehouse_job_records_total{{{instance}}})") == 23,
+            120,
+            f"the resumed job's next record:\n{tail(run.log)}",
+        )
     finally:
         job.send_signal(signal.SIGTERM)
         job.wait(120)

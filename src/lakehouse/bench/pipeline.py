@@ -1,11 +1,14 @@
 """The streaming job under a fixed input rate: throughput, freshness, cost per event.
 
-For each profile and rate: a fresh stream, the job started on it (and given time to
-start), then a producer thread sends orders at the rate for `seconds` while probes poll
-what readers see: Trino for the CoW table and the MoR read-optimized view, hudi-rs for
-the MoR snapshot (Trino cannot read it). Event time is send time, so freshness is the
-time from sending an event to the first poll that sees it. Every profile gets the same
-events (same keys, values and order; only the clock differs).
+For each profile and rate: a fresh stream, the job started on it and warmed up at the
+rate, then a producer thread sends orders at the rate for `seconds`. Freshness is each
+record's write in each sink minus its Kinesis arrival, from the job's per-batch record
+(bench.freshness), so nothing else runs beside the job but the producer and the stack.
+With `probe`, threads also poll what readers see: Trino for the CoW table and the MoR
+read-optimized view, hudi-rs for the MoR snapshot (Trino cannot read it), the time from
+sending an event to the first poll that sees it; the only freshness of Hudi's own sink,
+which keeps no such record. Every profile gets the same events (same keys, values and
+order; only the clock differs).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from lakehouse.bench import procstats
+from lakehouse.bench import freshness, procstats
 from lakehouse.bootstrap import ensure_stream
 from lakehouse.clients import hudi_rs_table, kinesis_client, trino_connection
 from lakehouse.config import Settings
@@ -44,9 +47,6 @@ COMPONENTS = {
 }
 
 
-WARMUP_SECONDS = 5.0
-
-
 @dataclass(frozen=True)
 class PipelineOptions:
     rate: int
@@ -57,8 +57,11 @@ class PipelineOptions:
     drain_s: float
     profile: str
     workdir: Path
+    warmup_s: float = 60.0
+    probe: bool = False  # poll the tables through Trino and hudi-rs as well (costs CPU)
     rt_probe: bool = True
     job_args: tuple[str, ...] = ()  # extra job options, e.g. ("--parallel-writes", "1")
+    run: int = 0  # of repeats (1, 2, ...): a results folder each
 
 
 def iso(ts: float) -> str:
@@ -81,8 +84,10 @@ def order_event(n: int, keys: int, order_ts: str) -> dict[str, Any]:
 
 
 class Producer(threading.Thread):
-    """PutRecords at a fixed rate (event time = send time); keys cycle through `keys`
-    order ids, so the table grows to `keys` rows and then every event is an update."""
+    """PutRecords at a fixed rate; keys cycle through `keys` order ids, so the table grows
+    to `keys` rows and then every event is an update. The payloads are encoded before the
+    clock starts and only the send time is filled in (the event time the polling probes
+    compare with), so the producer's own CPU stays small next to the job's."""
 
     def __init__(
         self, client: Any, stream: str, rate: int, seconds: float, keys: int, first: int = 0
@@ -92,8 +97,11 @@ class Producer(threading.Thread):
         self.seconds, self.keys = seconds, keys
         self.first = first  # events numbered before this one were sent by an earlier producer
         self.sent = 0
-        self.markers: list[float] = []  # one send time a second, to measure freshness by
+        self.markers: list[float] = []  # one send time a second, for the polling probes
         self.error: Exception | None = None
+        self.payloads = [
+            _payload_parts(n, keys) for n in range(first + 1, first + 1 + int(rate * seconds))
+        ]
 
     def run(self) -> None:
         try:
@@ -104,18 +112,20 @@ class Producer(threading.Thread):
     def _send(self) -> None:
         start = time.time()
         batch = max(1, min(500, self.rate // 10))
-        n = self.first
-        while (now := time.time()) - start < self.seconds:
-            due = int((now - start) * self.rate)
-            if self.sent >= due:
+        while self.sent < len(self.payloads):
+            due = min(len(self.payloads), int((time.time() - start) * self.rate))
+            # Whole calls of `batch` records (a tenth of a second's worth): a call costs
+            # the producer ~2 ms of CPU whatever it holds, and calls of the few records due
+            # every few milliseconds took it most of a core.
+            if due - self.sent < min(batch, len(self.payloads) - self.sent):
                 time.sleep(0.005)
                 continue
-            records = []
             sent_at = time.time()
-            for _ in range(min(batch, due - self.sent)):
-                n += 1
-                event = order_event(n, self.keys, iso(sent_at))
-                records.append({"Data": json.dumps(event).encode(), "PartitionKey": str(n)})
+            stamp = iso(sent_at).encode()
+            records = [
+                {"Data": head + stamp + tail, "PartitionKey": key}
+                for key, head, tail in self.payloads[self.sent : min(due, self.sent + batch)]
+            ]
             response = self.client.put_records(StreamName=self.stream, Records=records)
             if response["FailedRecordCount"]:
                 raise RuntimeError(
@@ -125,6 +135,19 @@ class Producer(threading.Thread):
             self.sent += len(records)
             if not self.markers or sent_at - self.markers[-1] >= 1:
                 self.markers.append(sent_at)
+
+
+TIME_SLOT = "\x00order_ts\x00"
+
+
+def _payload_parts(n: int, keys: int) -> tuple[str, bytes, bytes]:
+    """Event n's partition key and its JSON around the order_ts value."""
+    head, tail = (
+        json.dumps(order_event(n, keys, TIME_SLOT))
+        .encode()
+        .split(json.dumps(TIME_SLOT)[1:-1].encode())
+    )
+    return str(n), head, tail
 
 
 class Probe(threading.Thread):
@@ -220,7 +243,7 @@ def run_pipeline(settings: Settings, opts: PipelineOptions, say: Callable[[str],
     warehouse = f"s3a://{bucket}/bench/{tag}/warehouse"
     kinesis = kinesis_client(settings.endpoints)
     ensure_stream(kinesis, stream, shards=opts.shards)
-    workdir = opts.workdir / f"{opts.profile}-{opts.rate}"
+    workdir = opts.workdir / f"{opts.profile}-{opts.rate}{f'-{opts.run}' if opts.run else ''}"
     workdir.mkdir(parents=True, exist_ok=True)
     metrics = workdir / "batches.jsonl"
     tables = orders_only(workdir / "tables.yaml")
@@ -268,9 +291,10 @@ def _measure(
         if job.poll() is not None or time.time() > deadline:
             raise RuntimeError(f"the job did not start its query; see {log}")
         time.sleep(0.5)
-    # Warm up: the first commits create the tables and the JVM compiles the write path;
-    # a steady-state figure must not include them.
-    warmup = Producer(kinesis, stream, opts.rate, WARMUP_SECONDS, opts.keys)
+    # Warm up: the first commits create the tables and the JVM compiles the write path (its
+    # JIT compiler takes a third of the job's CPU in its first minute, bench.drain); a
+    # steady-state figure must not include them.
+    warmup = Producer(kinesis, stream, opts.rate, opts.warmup_s, opts.keys)
     warmup.run()
     deadline = time.time() + 300
     while _processed(_metric_lines(metrics), 0, time.time()) < warmup.sent:
@@ -279,13 +303,16 @@ def _measure(
         time.sleep(0.5)
     time.sleep(opts.trigger_s)
     producer = Producer(kinesis, stream, opts.rate, opts.seconds, opts.keys, first=warmup.sent)
-    # Every probe costs the machine CPU the job then lacks (a Trino query ~0.2 CPU-s):
-    # the headline (CoW in Trino) is polled every second, the MoR views less often.
-    probes = {
-        "hudi_orders_cow": Probe(trino_newest(settings, database, "hudi_orders_cow"), 1.0),
-        "hudi_orders_mor_ro": Probe(trino_newest(settings, database, "hudi_orders_mor_ro"), 5.0),
-    }
-    if opts.rt_probe:
+    # Freshness comes from the job's own record (bench.freshness). Polling the tables is a
+    # spot check that costs the machine CPU the job then lacks (a Trino query ~0.2 CPU-s):
+    # CoW in Trino every second, the MoR views less often.
+    probes = {}
+    if opts.probe:
+        probes["hudi_orders_cow"] = Probe(trino_newest(settings, database, "hudi_orders_cow"), 1)
+        probes["hudi_orders_mor_ro"] = Probe(
+            trino_newest(settings, database, "hudi_orders_mor_ro"), 5
+        )
+    if opts.probe and opts.rt_probe:
         base = warehouse.replace("s3a://", "s3://") + "/hudi_orders_mor"
         probes["hudi_orders_mor_rt"] = Probe(hudi_rs_newest(settings, base), 5.0)
     job_before = procstats.group(job.pid)
@@ -324,11 +351,12 @@ def _measure(
         for name, secs in b["seconds"].items():
             per_sink.setdefault(name, []).append(secs)
     job_cpu = job_after.cpu_s - job_before.cpu_s
-    freshness = {}
+    bench_cpu = "bench (producer + probes)" if probes else "bench (producer)"
+    polled = {}
     for table, probe in probes.items():
         seen = probe.latencies(producer.markers)
         lat = [s for _, s in seen]
-        freshness[table] = {
+        polled[table] = {
             "p50": pct(lat, 0.5),
             "p95": pct(lat, 0.95),
             "seen": len(lat),
@@ -338,6 +366,7 @@ def _measure(
     return {
         "profile": opts.profile,
         "rate": opts.rate,
+        "run": opts.run,
         "input_per_s": round(producer.sent / sent_window, 1),
         "processed_per_s": round(processed_in_window / sent_window, 1),
         "backlog_end": producer.sent - processed_in_window,
@@ -346,7 +375,10 @@ def _measure(
         "batch_records_mean": round(statistics.mean(b["records"] for b in batches), 0)
         if batches
         else 0,
-        "freshness": freshness,
+        # Per sink, every record that arrived while sending: its write's end minus its
+        # arrival (the job's metrics file); the yardstick writes no such record.
+        "freshness": freshness.by_sink(lines, started, started + sent_window),
+        **({"freshness_polled": polled} if probes else {}),
         "sink_seconds": {
             name: {"mean": round(statistics.mean(v), 2), "p95": pct(v, 0.95)}
             for name, v in per_sink.items()
@@ -355,7 +387,7 @@ def _measure(
         "job_rss_mib": round(rss_peak, 0),
         "cpu_s_during_send": {
             "job": round(job_cpu, 1),
-            "bench (producer + probes)": round(self_after.cpu_s - self_before.cpu_s, 1),
+            bench_cpu: round(self_after.cpu_s - self_before.cpu_s, 1),
             **{
                 name: round(others_after[name].cpu_s - others_before[name].cpu_s, 1)
                 for name in COMPONENTS

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from lakehouse import stack
 from lakehouse.bench import pipeline, procstats
-from lakehouse.bench.drain import DrainOptions, run_drain
+from lakehouse.bench.drain import DrainOptions, run_drain, spread
 from lakehouse.bench.pipeline import KINESIS_ENGINES, PipelineOptions, run_pipeline
 from lakehouse.bench.plots import write_plots
 from lakehouse.config import REPO_ROOT, Settings
@@ -34,6 +34,8 @@ class BenchOptions:
     trigger_s: float = 2.0
     drain_s: float = 60.0
     profiles: tuple[str, ...] = ("fast", "baseline")
+    warmup_s: float = 60.0
+    probe: bool = False
     rt_probe: bool = True
     job_args: tuple[str, ...] = ()
     commit_cost: bool = False
@@ -41,7 +43,7 @@ class BenchOptions:
     commit_batch: int = 10_000
     pipeline: bool = True
     drain_events: int = 0  # > 0: drain mode (bench.drain) instead of the rate runs
-    repeat: int = 3
+    repeat: int = 0  # runs per profile, interleaved; 0: 3 in drain mode, 1 in rate mode
     max_records_per_shard: int = 20_000  # the job's default: its batches as a user gets them
     json_path: Path | None = None
     out_root: Path = REPO_ROOT / "bench" / "results"
@@ -87,7 +89,7 @@ def run_bench(settings: Settings, opts: BenchOptions, say: Callable[[str], None]
                 shards=opts.shards,
                 max_records_per_shard=opts.max_records_per_shard,
                 profiles=opts.profiles,
-                repeat=opts.repeat,
+                repeat=opts.repeat or 3,
                 job_args=opts.job_args,
             ),
             out,
@@ -100,28 +102,41 @@ def run_bench(settings: Settings, opts: BenchOptions, say: Callable[[str], None]
         return 0
     if opts.pipeline:
         summary["pipeline"] = []
-        for rate in opts.rates:
-            for profile in opts.profiles:
-                say(f"  {profile} at {rate:,} events/s for {opts.seconds:.0f}s")
-                result = run_pipeline(
-                    settings,
-                    PipelineOptions(
-                        rate=rate,
-                        seconds=opts.seconds,
-                        keys=opts.keys,
-                        shards=opts.shards,
-                        trigger_s=opts.trigger_s,
-                        drain_s=opts.drain_s,
-                        profile=profile,
-                        workdir=out,
-                        rt_probe=opts.rt_probe,
-                        job_args=opts.job_args,
-                    ),
-                    say,
-                )
-                summary["pipeline"].append(result)
-                say("    " + _one_line(result))
-                _write(summary, out, opts)
+        repeat = opts.repeat or 1
+        for rate, run, profile in (
+            (rate, run, profile)
+            for rate in opts.rates
+            for run in range(1, repeat + 1)
+            for profile in opts.profiles
+        ):
+            of = f" (run {run} of {repeat})" if repeat > 1 else ""
+            say(f"  {profile} at {rate:,} events/s for {opts.seconds:.0f}s{of}")
+            result = run_pipeline(
+                settings,
+                PipelineOptions(
+                    rate=rate,
+                    seconds=opts.seconds,
+                    keys=opts.keys,
+                    shards=opts.shards,
+                    trigger_s=opts.trigger_s,
+                    drain_s=opts.drain_s,
+                    profile=profile,
+                    workdir=out,
+                    run=run if repeat > 1 else 0,
+                    warmup_s=opts.warmup_s,
+                    probe=opts.probe,
+                    rt_probe=opts.rt_probe,
+                    job_args=opts.job_args,
+                ),
+                say,
+            )
+            summary["pipeline"].append(result)
+            say("    " + _one_line(result))
+            _write(summary, out, opts)
+        if repeat > 1:
+            summary["pipeline_medians"] = rate_medians(summary["pipeline"])
+            for line in rate_median_lines(summary["pipeline_medians"]):
+                say(line)
         summary["ratios"] = ratios(summary["pipeline"])
         for line in summary["ratios"].get("lines", []):
             say(line)
@@ -151,6 +166,37 @@ def drain_lines(profiles: dict[str, dict]) -> list[str]:
         for other in names[1:]:
             lead = first / profiles[other][warm]["median"]
             lines.append(f"  {names[0]} drains {lead:.2f}x {other}'s warm events/s (medians)")
+    return lines
+
+
+RATE_FIGURES = ("processed_per_s", "backlog_end", "job_cpu_s_per_1k_events", "job_rss_mib")
+
+
+def rate_medians(runs: list[dict]) -> dict[str, dict]:
+    """Per "profile@rate": the median and range of each figure over its repeats, each
+    sink's freshness quantiles included."""
+    found: dict[str, dict] = {}
+    for key in dict.fromkeys(f"{r['profile']}@{r['rate']}" for r in runs):
+        mine = [r for r in runs if f"{r['profile']}@{r['rate']}" == key]
+        figures = {name: spread([r[name] for r in mine]) for name in RATE_FIGURES}
+        for sink in mine[0]["freshness"]:
+            for q in ("p50", "p95", "max"):
+                values = [r["freshness"].get(sink, {}).get(q) for r in mine]
+                if all(v is not None for v in values):
+                    figures[f"freshness.{sink}.{q}"] = spread(values)
+        found[key] = figures
+    return found
+
+
+def rate_median_lines(medians: dict[str, dict]) -> list[str]:
+    lines = []
+    for key, figures in medians.items():
+        shown = ", ".join(
+            f"{name} {f['median']:,} [{f['min']:,}-{f['max']:,}]"
+            for name, f in figures.items()
+            if not name.endswith(".max")
+        )
+        lines.append(f"  {key} (median [range] of {figures['processed_per_s']['n']}): {shown}")
     return lines
 
 
@@ -188,22 +234,20 @@ def commit_cost(
 
 
 def ratios(runs: list[dict]) -> dict:
-    """The fast profile against each other profile, at each rate where both ran."""
+    """The fast profile against each other profile, at each rate where both ran (with
+    repeats, their first runs: the medians are in rate_medians)."""
     found: dict = {"lines": []}
     for rate in sorted({r["rate"] for r in runs}):
         fast = next((r for r in runs if r["rate"] == rate and r["profile"] == "fast"), None)
         for other in (r for r in runs if r["rate"] == rate and r["profile"] != "fast"):
-            if fast is None:
+            if fast is None or other.get("run") != fast.get("run"):
                 continue
             entry = {
                 "processed_per_s": _ratio(fast["processed_per_s"], other["processed_per_s"]),
                 "less_job_cpu_per_event": _ratio(
                     other["job_cpu_s_per_1k_events"], fast["job_cpu_s_per_1k_events"]
                 ),
-                "fresher_cow_p95": _ratio(
-                    other["freshness"]["hudi_orders_cow"]["p95"],
-                    fast["freshness"]["hudi_orders_cow"]["p95"],
-                ),
+                "fresher_cow_p95": _ratio(*cow_p95s(other, fast)),
             }
             found[f"fast_vs_{other['profile']}@{rate}"] = entry
             found["lines"].append(
@@ -215,16 +259,34 @@ def ratios(runs: list[dict]) -> dict:
     return found
 
 
+def cow_p95s(*runs: dict) -> list[float | None]:
+    """The runs' CoW p95 freshness by one measure: the job's record where every run has
+    it, else the polled one (Hudi's sink keeps no record), else none."""
+    for key in ("freshness", "freshness_polled"):
+        found = [r.get(key, {}).get("hudi_orders_cow", {}).get("p95") for r in runs]
+        if all(found):
+            return found
+    return [None] * len(runs)
+
+
 def _ratio(a: float | None, b: float | None) -> float | None:
     return round(a / b, 2) if a and b else None
 
 
 def _one_line(r: dict) -> str:
-    cow = r["freshness"]["hudi_orders_cow"]
+    cow = r["freshness"].get("hudi_orders_cow")
+    polled = r.get("freshness_polled", {}).get("hudi_orders_cow")
+    fresh = (
+        f"CoW freshness p50/p95/max {cow['p50']}/{cow['p95']}/{cow['max']}s "
+        f"({cow['records']:,} records)"
+        if cow
+        else "CoW freshness: no record from this writer"
+    )
+    if polled:
+        fresh += f", polled p50/p95 {polled['p50']}/{polled['p95']}s"
     return (
         f"in {r['input_per_s']:,.0f}/s, processed {r['processed_per_s']:,.0f}/s, "
-        f"backlog {r['backlog_end']:,}, CoW freshness p50/p95 {cow['p50']}/{cow['p95']}s "
-        f"({cow['seen']}/{cow['markers']} seen), job {r['job_cpu_s_per_1k_events']} "
+        f"backlog {r['backlog_end']:,}, {fresh}, job {r['job_cpu_s_per_1k_events']} "
         f"CPU-s/1k events, {r['job_rss_mib']:.0f} MiB"
     )
 

@@ -197,6 +197,8 @@ def test_metrics_line_per_batch(two_batches: TwoBatches) -> None:
     assert first["quarantined_by_type"] == {"unknown": 1}  # b"not json" has no event type
     assert first["oldest_arrival"] == ARRIVAL.timestamp()
     assert first["oldest_arrival"] <= min(first["written_at"].values())
+    # Every record by its arrival second, the unparseable one too.
+    assert first["arrivals"] == {str(int(ARRIVAL.timestamp())): 5}
 
 
 def test_metastore_sync_on_first_commit_only(two_batches: TwoBatches) -> None:

@@ -1,9 +1,12 @@
-"""lakehouse.bench.pipeline: freshness from probe samples, percentiles, profiles."""
+"""lakehouse.bench.pipeline: the producer's events, freshness from probe samples, percentiles,
+profiles."""
+
+import json
 
 import pytest
 
 from lakehouse.bench import pipeline
-from lakehouse.bench.pipeline import Probe, job_profile_args, pct
+from lakehouse.bench.pipeline import Probe, Producer, job_profile_args, order_event, pct
 from lakehouse_job.hudi_options import PROFILES
 
 pytestmark = pytest.mark.unit
@@ -37,3 +40,12 @@ def test_hudi_sink_profile_runs_the_job_with_hudis_streaming_sink() -> None:
 def test_layout_profiles_are_the_jobs_profiles() -> None:
     # The bench names the job's profiles without importing the job (tests/unit/test_layering.py).
     assert pipeline.LAYOUT_PROFILES == PROFILES
+
+
+def test_the_producer_encodes_its_events_ahead_and_stamps_only_the_send_time() -> None:
+    producer = Producer(client=None, stream="s", rate=10, seconds=2, keys=5, first=3)
+    assert len(producer.payloads) == 20
+    key, head, tail = producer.payloads[0]
+    stamp = "2026-11-26T08:00:00.000Z"
+    assert key == "4"
+    assert json.loads(head + stamp.encode() + tail) == order_event(4, 5, stamp)

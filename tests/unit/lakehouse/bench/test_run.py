@@ -2,7 +2,7 @@
 
 import pytest
 
-from lakehouse.bench.run import ratios
+from lakehouse.bench.run import rate_medians, ratios
 
 pytestmark = pytest.mark.unit
 
@@ -25,3 +25,23 @@ def test_ratios_compare_fast_with_every_other_profile() -> None:
         "fresher_cow_p95": 10.0,
     }
     assert len(found["lines"]) == 1
+
+
+def test_the_cow_ratio_compares_one_measure_polled_where_a_writer_keeps_no_record() -> None:
+    hudi_sink = run("hudi-sink", 900, 0.5, 0) | {"freshness": {}}
+    hudi_sink["freshness_polled"] = {"hudi_orders_cow": {"p95": 12.0}}
+    fast = run("fast", 900, 0.5, 5) | {"freshness_polled": {"hudi_orders_cow": {"p95": 6.0}}}
+    assert ratios([fast, hudi_sink])["fast_vs_hudi-sink@1000"]["fresher_cow_p95"] == 2.0
+    unpolled = run("fast", 900, 0.5, 5)
+    assert ratios([unpolled, hudi_sink])["fast_vs_hudi-sink@1000"]["fresher_cow_p95"] is None
+
+
+def test_repeats_give_each_profile_and_rate_medians_and_ranges() -> None:
+    runs = [run("fast", per_s, 0.5, p95) for per_s, p95 in ((900, 6), (950, 9), (1000, 7))]
+    for n, r in enumerate(runs, 1):
+        r |= {"run": n, "backlog_end": 0, "job_rss_mib": 1300}
+        r["freshness"]["hudi_orders_cow"] |= {"p50": 4, "max": 10}
+    medians = rate_medians(runs)["fast@1000"]
+    assert medians["processed_per_s"] == {"median": 950, "min": 900, "max": 1000, "n": 3}
+    assert medians["freshness.hudi_orders_cow.p95"]["median"] == 7
+    assert len(ratios(runs)["lines"]) == 0  # no other profile
