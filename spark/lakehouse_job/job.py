@@ -44,6 +44,7 @@ from lakehouse_job.source_streams import StreamListError, parse_stream_list
 from lakehouse_job.status import LagListener, StatusFile
 from lakehouse_job.table_recovery import clear_unfinished_tables, has_commit, timeline_files
 from lakehouse_job.table_widening import apply_widenings
+from lakehouse_job.writer_lease import WriterLease, lease_location, s3_client_from_env
 from lakehouse_job.writer_lock import WriterLock, WriterLockError
 from lakehouse_tables import columns
 from lakehouse_tables.declarations import (
@@ -171,6 +172,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--status-file",
         default=_env("LAKEHOUSE_JOB_STATUS_FILE"),
         help="JSON the job keeps current: Kinesis lag, compactions (lakehouse status)",
+    )
+    p.add_argument(
+        "--writer-lease",
+        action=argparse.BooleanOptionalAction,
+        default=(_env("LAKEHOUSE_JOB_WRITER_LEASE") or "").lower() in ("1", "true", "yes"),
+        help="also hold a lease on S3 beside the checkpoint and the warehouse, so that jobs "
+        "on other hosts are refused too (lakehouse_job.writer_lease; the aws target's "
+        "default; LAKEHOUSE_JOB_WRITER_LEASE)",
     )
     p.add_argument(
         "--final-compaction",
@@ -718,16 +727,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # Before anything starts: a second job on this checkpoint, or on these tables (with
     # another checkpoint), must not write at all.
-    locks: list[WriterLock] = []
+    # This host's flock first: a lease of this host is then a dead predecessor's.
+    locks: list[WriterLock | WriterLease] = []
     try:
         for resource in (args.checkpoint, args.warehouse):
             locks.append(WriterLock(resource).acquire())
+        if args.writer_lease:
+            client = s3_client_from_env()
+            for resource in (args.checkpoint, args.warehouse):
+                if lease_location(resource) is None:
+                    log.info("no writer lease for %s: not on S3 (the flock guards it)", resource)
+                    continue
+                locks.append(WriterLease(client, resource).acquire())
         return run(args)
     except WriterLockError as error:
         log.error("%s", error)
         return 3
     finally:
-        for lock in locks:
+        for lock in reversed(locks):
             lock.release()
 
 

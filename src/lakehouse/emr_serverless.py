@@ -147,6 +147,8 @@ def remote_job_args(settings: Settings, local_args: Sequence[str]) -> list[str]:
         *("--database", database),
         *("--warehouse", f"s3a://{bucket}/warehouse/{database}.db"),
         *("--raw", f"s3a://{bucket}/raw"),
+        # Another job run on the same checkpoint, from any host, is refused.
+        "--writer-lease",
     ]
     for option, value in (
         ("--kinesis-endpoint", settings.kinesis_endpoint),

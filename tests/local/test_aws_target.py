@@ -181,6 +181,9 @@ def submit_job(aws: SimulatedAws, folder: Path) -> None:
                 timeout=600,
             )
         assert done.returncode == 0, tail(log, 60)
+        # Jobs on several hosts are kept apart by a lease beside the checkpoint on S3.
+        text = log.read_text(errors="replace")
+        assert "writer lease s3://" in text and " released" in text, tail(log, 60)
         # The master moves an application to its completed ones when the driver's
         # disconnect reaches it, which can be after the driver has exited.
         apps: list[dict] = []

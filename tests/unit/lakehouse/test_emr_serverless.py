@@ -83,8 +83,8 @@ def test_the_job_run_gets_its_files_from_s3_and_every_setting_as_arguments(
     assert spark["entryPoint"].endswith("/run_job.py")
     args = spark["entryPointArguments"]
     assert "--status-file" not in args  # a file on this machine
-    assert args[-4:] == LOCAL_ARGS
-    pairs = dict(zip(args[:-4:2], args[1:-4:2], strict=True))
+    assert args[-5:] == ["--writer-lease", *LOCAL_ARGS]  # one job per checkpoint, any host
+    pairs = dict(zip(args[:-5:2], args[1:-5:2], strict=True))
     assert pairs == {
         "--region": "eu-west-1",
         "--catalog": "glue",
