@@ -469,11 +469,17 @@ def cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_bench(settings: Settings, args: argparse.Namespace) -> int:
     """Throughput, freshness and cost of the job at fixed input rates; commit cost vs size."""
+    from lakehouse.bench.pipeline import parse_variant
     from lakehouse.bench.run import BenchOptions, run_bench
 
     def ints(text: str) -> tuple[int, ...]:
         return tuple(int(x) for x in text.split(",") if x)
 
+    try:
+        variants = tuple(parse_variant(v) for v in args.variant)
+    except ValueError as error:
+        _say(f"error: {error}")
+        return 2
     options = BenchOptions(
         rates=ints(args.rates),
         seconds=args.seconds,
@@ -486,6 +492,7 @@ def cmd_bench(settings: Settings, args: argparse.Namespace) -> int:
         probe=args.probe,
         rt_probe=not args.no_rt_probe,
         job_args=tuple(shlex.split(args.job_args)),
+        variants=variants,
         pipeline=not args.commit_cost_only,
         commit_cost=args.commit_cost or args.commit_cost_only,
         commit_sizes=ints(args.commit_sizes),
@@ -716,6 +723,15 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--commit-sizes", default="10000,100000,1000000")
     p.add_argument("--commit-batch", type=int, default=10_000)
     p.add_argument("--job-args", default="", help='extra job options, e.g. "--trigger-seconds 4"')
+    p.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME=JOB_OPTIONS",
+        help="a profile of your own to compare, run interleaved after --profiles: the fast "
+        "profile with these job options, e.g. --variant 'noreadahead=--kinesis-option "
+        "readAhead=false' (repeatable)",
+    )
     p.add_argument(
         "--drain-events",
         type=int,

@@ -35,6 +35,7 @@ from typing import Any
 from lakehouse.bench import procstats
 from lakehouse.bench.pipeline import (
     COMPONENTS,
+    Variants,
     iso,
     job_profile_args,
     order_event,
@@ -58,6 +59,7 @@ class DrainOptions:
     repeat: int = 3
     warm_share: float = 0.5  # the warm batches come after this share of the events
     job_args: tuple[str, ...] = ()
+    variants: Variants = ()
 
 
 def order_payloads(events: int, keys: int) -> list[bytes]:
@@ -254,7 +256,7 @@ def drain_once(
         *("--starting-position", "TRIM_HORIZON"),
         *("--max-records-per-shard", str(opts.max_records_per_shard)),
         *("--metrics-file", str(metrics), "--tables", str(orders_only(workdir / "tables.yaml"))),
-        *job_profile_args(profile),
+        *job_profile_args(profile, opts.variants),
         *opts.job_args,
     ]
     others_before = procstats.by_command(COMPONENTS)

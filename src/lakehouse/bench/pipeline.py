@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import signal
 import statistics
 import subprocess
@@ -62,6 +64,7 @@ class PipelineOptions:
     rt_probe: bool = True
     job_args: tuple[str, ...] = ()  # extra job options, e.g. ("--parallel-writes", "1")
     run: int = 0  # of repeats (1, 2, ...): a results folder each
+    variants: Variants = ()
 
 
 def iso(ts: float) -> str:
@@ -217,7 +220,26 @@ LAYOUT_PROFILES = ("fast", "baseline")
 BENCH_PROFILES = (*LAYOUT_PROFILES, "hudi-sink", "fast-nometrics")
 
 
-def job_profile_args(profile: str) -> list[str]:
+Variants = tuple[tuple[str, tuple[str, ...]], ...]  # (name, job options) of the user's profiles
+
+
+def parse_variant(text: str) -> tuple[str, tuple[str, ...]]:
+    """`NAME=JOB OPTIONS` (--variant): a profile of the user's, the fast profile with
+    those job options, to compare with the others in one interleaved run."""
+    name, sep, options = text.partition("=")
+    if not sep or not re.fullmatch(r"[a-z0-9][a-z0-9-]*", name) or name in BENCH_PROFILES:
+        raise ValueError(
+            f"--variant {text!r}: write NAME=JOB OPTIONS with a new lower-case NAME (not one "
+            f"of {', '.join(BENCH_PROFILES)}), e.g. 'noreadahead=--kinesis-option "
+            "readAhead=false'"
+        )
+    return name, tuple(shlex.split(options))
+
+
+def job_profile_args(profile: str, variants: Variants = ()) -> list[str]:
+    found = dict(variants)
+    if profile in found:
+        return ["--profile", "fast", *found[profile]]
     if profile == "hudi-sink":
         return ["--profile", "fast", "--writer", "hudi-streaming-sink"]
     if profile == "fast-nometrics":
@@ -254,7 +276,7 @@ def run_pipeline(settings: Settings, opts: PipelineOptions, say: Callable[[str],
         *("--metastore-uri", settings.hms_uri, "--kinesis-endpoint", settings.kinesis_endpoint),
         *("--trigger-seconds", str(opts.trigger_s), "--metrics-file", str(metrics)),
         *("--tables", str(tables)),
-        *job_profile_args(opts.profile),
+        *job_profile_args(opts.profile, opts.variants),
         *opts.job_args,
     ]
     with open(workdir / "job.log", "wb") as log:

@@ -19,7 +19,7 @@ from pathlib import Path
 from lakehouse import stack
 from lakehouse.bench import pipeline, procstats
 from lakehouse.bench.drain import DrainOptions, run_drain, spread
-from lakehouse.bench.pipeline import KINESIS_ENGINES, PipelineOptions, run_pipeline
+from lakehouse.bench.pipeline import KINESIS_ENGINES, PipelineOptions, Variants, run_pipeline
 from lakehouse.bench.plots import write_plots
 from lakehouse.config import REPO_ROOT, Settings
 from lakehouse.job_launcher import job_env
@@ -38,6 +38,7 @@ class BenchOptions:
     probe: bool = False
     rt_probe: bool = True
     job_args: tuple[str, ...] = ()
+    variants: Variants = ()  # the user's profiles (pipeline.parse_variant), run after profiles
     commit_cost: bool = False
     commit_sizes: tuple[int, ...] = (10_000, 100_000, 1_000_000)
     commit_batch: int = 10_000
@@ -88,9 +89,10 @@ def run_bench(settings: Settings, opts: BenchOptions, say: Callable[[str], None]
                 keys=opts.keys,
                 shards=opts.shards,
                 max_records_per_shard=opts.max_records_per_shard,
-                profiles=opts.profiles,
+                profiles=(*opts.profiles, *(name for name, _ in opts.variants)),
                 repeat=opts.repeat or 3,
                 job_args=opts.job_args,
+                variants=opts.variants,
             ),
             out,
             say,
@@ -107,7 +109,7 @@ def run_bench(settings: Settings, opts: BenchOptions, say: Callable[[str], None]
             (rate, run, profile)
             for rate in opts.rates
             for run in range(1, repeat + 1)
-            for profile in opts.profiles
+            for profile in (*opts.profiles, *(name for name, _ in opts.variants))
         ):
             of = f" (run {run} of {repeat})" if repeat > 1 else ""
             say(f"  {profile} at {rate:,} events/s for {opts.seconds:.0f}s{of}")
@@ -127,6 +129,7 @@ def run_bench(settings: Settings, opts: BenchOptions, say: Callable[[str], None]
                     probe=opts.probe,
                     rt_probe=opts.rt_probe,
                     job_args=opts.job_args,
+                    variants=opts.variants,
                 ),
                 say,
             )

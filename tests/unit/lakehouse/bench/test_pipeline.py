@@ -6,7 +6,14 @@ import json
 import pytest
 
 from lakehouse.bench import pipeline
-from lakehouse.bench.pipeline import Probe, Producer, job_profile_args, order_event, pct
+from lakehouse.bench.pipeline import (
+    Probe,
+    Producer,
+    job_profile_args,
+    order_event,
+    parse_variant,
+    pct,
+)
 from lakehouse_job.hudi_options import PROFILES
 
 pytestmark = pytest.mark.unit
@@ -49,3 +56,18 @@ def test_the_producer_encodes_its_events_ahead_and_stamps_only_the_send_time() -
     stamp = "2026-11-26T08:00:00.000Z"
     assert key == "4"
     assert json.loads(head + stamp.encode() + tail) == order_event(4, 5, stamp)
+
+
+def test_a_variant_is_the_fast_profile_with_the_users_job_options() -> None:
+    variant = parse_variant("noreadahead=--kinesis-option readAhead=false")
+    assert variant == ("noreadahead", ("--kinesis-option", "readAhead=false"))
+    assert job_profile_args("noreadahead", (variant,)) == [
+        "--profile",
+        "fast",
+        "--kinesis-option",
+        "readAhead=false",
+    ]
+    assert job_profile_args("fast", (variant,)) == ["--profile", "fast"]
+    for wrong in ("no-equals-sign", "Fast=--x", "hudi-sink=--x", "=--x"):
+        with pytest.raises(ValueError, match="NAME=JOB OPTIONS"):
+            parse_variant(wrong)
