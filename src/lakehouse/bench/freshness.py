@@ -64,11 +64,12 @@ def by_sink(lines: Sequence[Mapping[str, Any]], since: float, until: float) -> d
     worst record against the batch's end (seconds since `since`) for plotting."""
     result = {}
     for sink in sinks_written(lines):
-        samples = record_freshness(lines, sink, since, until)
+        samples: list[tuple[float, int]] = []
         worst = []
         for line in lines:
             batch = record_freshness([line], sink, since, until)
             if batch:
+                samples += batch
                 worst.append([round(line["finished_at"] - since, 1), max(v for v, _ in batch)])
         result[sink] = {**summarise(samples), "series": worst}
     return result

@@ -50,6 +50,11 @@ class BenchOptions:
     out_root: Path = REPO_ROOT / "bench" / "results"
     s3_requests: bool = False  # S3 requests per micro-batch only (bench.s3_requests)
 
+    @property
+    def all_profiles(self) -> tuple[str, ...]:
+        """--profiles, then the user's variants."""
+        return (*self.profiles, *(name for name, _ in self.variants))
+
 
 def run_bench(settings: Settings, opts: BenchOptions, say: Callable[[str], None]) -> int:
     down = [row.name for row in stack.statuses(settings) if row.state != "running"]
@@ -89,7 +94,7 @@ def run_bench(settings: Settings, opts: BenchOptions, say: Callable[[str], None]
                 keys=opts.keys,
                 shards=opts.shards,
                 max_records_per_shard=opts.max_records_per_shard,
-                profiles=(*opts.profiles, *(name for name, _ in opts.variants)),
+                profiles=opts.all_profiles,
                 repeat=opts.repeat or 3,
                 job_args=opts.job_args,
                 variants=opts.variants,
@@ -109,7 +114,7 @@ def run_bench(settings: Settings, opts: BenchOptions, say: Callable[[str], None]
             (rate, run, profile)
             for rate in opts.rates
             for run in range(1, repeat + 1)
-            for profile in (*opts.profiles, *(name for name, _ in opts.variants))
+            for profile in opts.all_profiles
         ):
             of = f" (run {run} of {repeat})" if repeat > 1 else ""
             say(f"  {profile} at {rate:,} events/s for {opts.seconds:.0f}s{of}")
@@ -156,9 +161,7 @@ def drain_lines(profiles: dict[str, dict]) -> list[str]:
     """Medians [min-max] of each profile's drain figures, and the first profile's lead."""
     lines = []
     for profile, figures in profiles.items():
-        shown = ", ".join(
-            f"{name} {f['median']:,} [{f['min']:,}-{f['max']:,}]" for name, f in figures.items()
-        )
+        shown = ", ".join(f"{name} {spread_text(f)}" for name, f in figures.items())
         lines.append(
             f"  {profile} (median [range] of {next(iter(figures.values()))['n']}): {shown}"
         )
@@ -195,12 +198,15 @@ def rate_median_lines(medians: dict[str, dict]) -> list[str]:
     lines = []
     for key, figures in medians.items():
         shown = ", ".join(
-            f"{name} {f['median']:,} [{f['min']:,}-{f['max']:,}]"
-            for name, f in figures.items()
-            if not name.endswith(".max")
+            f"{name} {spread_text(f)}" for name, f in figures.items() if not name.endswith(".max")
         )
         lines.append(f"  {key} (median [range] of {figures['processed_per_s']['n']}): {shown}")
     return lines
+
+
+def spread_text(figure: dict) -> str:
+    """One figure's median [min-max] (drain.spread)."""
+    return f"{figure['median']:,} [{figure['min']:,}-{figure['max']:,}]"
 
 
 def running_kinesis_engine() -> str:
