@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lakehouse_job.writer_lock import WriterLockError
+from lakehouse_tables.locations import s3_location
 
 log = logging.getLogger(__name__)
 
@@ -38,11 +39,11 @@ EXIT_LEASE_LOST = 1  # a failure the supervisor restarts: the restarted job asks
 
 def lease_location(uri: str) -> tuple[str, str] | None:
     """(bucket, key) of the lease beside an s3:// or s3a:// path; None for other paths."""
-    scheme, sep, rest = uri.partition("://")
-    if not sep or scheme not in ("s3", "s3a"):
+    location = s3_location(uri)
+    if location is None:
         return None
-    bucket, _, path = rest.partition("/")
-    return bucket, path.rstrip("/") + LEASE_SUFFIX
+    bucket, path = location
+    return bucket, path + LEASE_SUFFIX
 
 
 def _precondition_failed(error: Exception) -> bool:

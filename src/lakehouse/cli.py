@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from lakehouse import demo, installers, job_launcher, shells, stack
 from lakehouse.aws_policy import PolicyError
@@ -206,15 +207,22 @@ def cmd_aws_policy(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_submit(settings: Settings, args: argparse.Namespace) -> int:
-    """The job with its executors on a Spark standalone cluster (lakehouse.submit), or as an
-    EMR Serverless job run (lakehouse.emr_serverless)."""
+    """The job with its executors on a Spark standalone cluster (lakehouse.submit), as an
+    EMR Serverless job run (lakehouse.emr_serverless) or as a step of an EMR cluster
+    (lakehouse.emr_on_ec2)."""
     from lakehouse import submit
 
+    targets = [t for t in ("master", "emr_serverless", "emr_cluster") if getattr(args, t)]
+    if len(targets) != 1:
+        _say(
+            "error: say where, once: --master spark://host:7077, --emr-serverless "
+            "APPLICATION_ID or --emr-cluster CLUSTER_ID"
+        )
+        return 2
     if args.emr_serverless:
         return _submit_emr_serverless(settings, args)
-    if not args.master:
-        _say("error: say where: --master spark://host:7077, or --emr-serverless APPLICATION_ID")
-        return 2
+    if args.emr_cluster:
+        return _submit_emr_on_ec2(settings, args)
     cluster = submit.Cluster(
         master=args.master,
         total_executor_cores=args.total_executor_cores,
@@ -230,35 +238,48 @@ def cmd_submit(settings: Settings, args: argparse.Namespace) -> int:
     return _in_foreground(job_launcher.job_command(job_args, master=cluster.master), env)
 
 
-def _submit_emr_serverless(settings: Settings, args: argparse.Namespace) -> int:
-    from lakehouse import emr_serverless
-    from lakehouse.clients import emr_serverless_client, s3_client
+def _emr_request(
+    settings: Settings, args: argparse.Namespace, needs: Sequence[str], build: Any
+) -> dict[str, Any] | None:
+    """The request `build(job_args, s3)` prepares, written to --request-out; None (and the
+    reason said) when an option is missing or the job cannot run there."""
+    from lakehouse.clients import s3_client
+    from lakehouse.emr import EmrError
 
-    if args.master:
-        _say("error: --master and --emr-serverless: choose one")
-        return 2
-    for option in ("execution_role_arn", "python_env"):
+    target = "--emr-serverless" if args.emr_serverless else "--emr-cluster"
+    for option in needs:
         if not getattr(args, option):
-            _say(f"error: --emr-serverless needs --{option.replace('_', '-')}")
-            return 2
+            _say(f"error: {target} needs --{option.replace('_', '-')}")
+            return None
     job_args = _job_args(settings, [a for a in args.job_args if a != "--"])
     if job_args is None:
-        return 2
+        return None
     try:
+        request: dict[str, Any] = build(job_args, s3_client(settings.endpoints))
+    except EmrError as error:
+        _say(f"error: {error}")
+        return None
+    Path(args.request_out).write_text(json.dumps(request, indent=2) + "\n")
+    _say(f"wrote the request to {args.request_out}")
+    return request
+
+
+def _submit_emr_serverless(settings: Settings, args: argparse.Namespace) -> int:
+    from lakehouse import emr_serverless
+    from lakehouse.clients import emr_serverless_client
+
+    def build(job_args: list[str], s3: Any) -> dict[str, Any]:
         run = emr_serverless.JobRun(
             application_id=args.emr_serverless,
             execution_role_arn=args.execution_role_arn,
             python_env=args.python_env,
             logs_uri=args.logs_uri,
         )
-        request = emr_serverless.prepare(
-            settings, run, job_args, s3_client(settings.endpoints), _say
-        )
-    except emr_serverless.EmrServerlessError as error:
-        _say(f"error: {error}")
+        return emr_serverless.prepare(settings, run, job_args, s3, _say)
+
+    request = _emr_request(settings, args, ("execution_role_arn", "python_env"), build)
+    if request is None:
         return 2
-    Path(args.request_out).write_text(json.dumps(request, indent=2) + "\n")
-    _say(f"wrote the StartJobRun request to {args.request_out}")
     if args.dry_run:
         _say(
             "dry run: start it with `aws emr-serverless start-job-run "
@@ -270,6 +291,31 @@ def _submit_emr_serverless(settings: Settings, args: argparse.Namespace) -> int:
         f"started job run {started['jobRunId']} on application {started['applicationId']}; "
         f"follow it: aws emr-serverless get-job-run --application-id "
         f"{started['applicationId']} --job-run-id {started['jobRunId']}"
+    )
+    return 0
+
+
+def _submit_emr_on_ec2(settings: Settings, args: argparse.Namespace) -> int:
+    from lakehouse import emr_on_ec2
+    from lakehouse.clients import emr_client
+
+    def build(job_args: list[str], s3: Any) -> dict[str, Any]:
+        step = emr_on_ec2.Step(cluster_id=args.emr_cluster, python_env=args.python_env)
+        return emr_on_ec2.prepare(settings, step, job_args, s3, _say)
+
+    request = _emr_request(settings, args, ("python_env",), build)
+    if request is None:
+        return 2
+    cluster = request["JobFlowId"]
+    if args.dry_run:
+        _say(f"dry run: add it with boto3, emr.add_job_flow_steps(**request) ({cluster})")
+        return 0
+    step_id = emr_client(settings.endpoints).add_job_flow_steps(**request)["StepIds"][0]
+    _say(
+        f"added step {step_id} to cluster {cluster}: it ends once YARN accepts the job; "
+        f"follow it: aws emr describe-step --cluster-id {cluster} --step-id {step_id}, "
+        "then the application in YARN's resource manager (`yarn application -list` on the "
+        "primary node) or Spark's history server"
     )
     return 0
 
@@ -642,19 +688,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     submit = parsers["submit"]
     submit.add_argument("--master", help="the standalone master: spark://host:7077")
-    emr = submit.add_argument_group("EMR Serverless (instead of --master; docs/aws.md)")
+    emr = submit.add_argument_group("EMR (instead of --master; docs/aws.md)")
     emr.add_argument("--emr-serverless", metavar="APPLICATION_ID", help="start a job run there")
-    emr.add_argument("--execution-role-arn", help="the role the job runs as")
+    emr.add_argument(
+        "--emr-cluster", metavar="CLUSTER_ID", help="add the job as a step of that EMR cluster"
+    )
+    emr.add_argument("--execution-role-arn", help="EMR Serverless: the role the job runs as")
     emr.add_argument(
         "--python-env",
         help="the job's Python environment archive (local or s3://): "
         "services/aws/emr-serverless/Dockerfile builds it",
     )
-    emr.add_argument("--logs-uri", default="", help="s3:// for the job run's logs")
+    emr.add_argument("--logs-uri", default="", help="EMR Serverless: s3:// for the job run's logs")
     emr.add_argument(
         "--request-out",
-        default="emr-serverless-job-run.json",
-        help="where the StartJobRun request is written",
+        default="emr-request.json",
+        help="where the request (StartJobRun, or AddJobFlowSteps) is written",
     )
     emr.add_argument(
         "--dry-run", action="store_true", help="upload and write the request, start nothing"

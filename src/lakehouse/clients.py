@@ -105,6 +105,11 @@ def emr_serverless_client(endpoints: Endpoints) -> Any:
     return boto3.client("emr-serverless", region_name=endpoints.region)
 
 
+def emr_client(endpoints: Endpoints) -> Any:
+    """EMR (clusters on EC2) of the region; its endpoint and credentials as boto3 finds them."""
+    return boto3.client("emr", region_name=endpoints.region)
+
+
 def sts_identity(endpoints: Endpoints) -> str:
     """The ARN the default credential chain signs in as (STS GetCallerIdentity)."""
     sts = boto3.client("sts", region_name=endpoints.region)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from lakehouse_tables.declarations import TableType, load_tables
+from lakehouse_tables.locations import s3_location
 from lakehouse_tables.schema_change import (
     Change,
     StoredTable,
@@ -27,11 +28,10 @@ TABLE_TYPES: tuple[TableType, ...] = ("COPY_ON_WRITE", "MERGE_ON_READ")
 
 def split_s3_url(url: str) -> tuple[str, str]:
     """s3a://bucket/a/b or s3://bucket/a/b -> (bucket, "a/b")."""
-    scheme, _, rest = url.partition("://")
-    if scheme not in ("s3", "s3a") or not rest:
+    location = s3_location(url)
+    if location is None:
         raise ValueError(f"not an S3 URL: {url!r} (expected s3a://bucket/path)")
-    bucket, _, key = rest.partition("/")
-    return bucket, key.strip("/")
+    return location
 
 
 def read_stored(s3: Any, warehouse: str, table: str) -> StoredTable | None:

@@ -4,53 +4,18 @@ moto's in-process EMR Serverless and S3 (a unit test: the request's shape, not a
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterator
 from pathlib import Path
 
 import boto3
 import pytest
-from moto import mock_aws
 
-from lakehouse import emr_serverless, job_launcher
+from lakehouse import emr, emr_serverless
 from lakehouse.config import Settings, load_settings
 
 pytestmark = pytest.mark.unit
 
-AWS = {"LAKEHOUSE_TARGET": "aws", "LAKEHOUSE_BUCKET": "lake", "AWS_REGION": "eu-west-1"}
 ROLE = "arn:aws:iam::123456789012:role/lakehouse-job"
 LOCAL_ARGS = ["--stream", "events", "--checkpoint", "s3a://lake/checkpoints/events-1"]
-
-
-@pytest.fixture
-def aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Settings]:
-    for key in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_CONFIG_FILE"):
-        monkeypatch.delenv(key, raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    jars = [
-        tmp_path / name
-        for name in (
-            "hudi-spark3.5-bundle_2.12-0.15.0.jar",
-            "hadoop-aws-3.3.4.jar",
-            "aws-java-sdk-bundle-1.12.262.jar",
-            "lakehouse-kinesis-source-abc.jar",
-            "hudi-aws-0.15.0.jar",
-        )
-    ]
-    for jar in jars:
-        jar.write_bytes(jar.name.encode())
-    monkeypatch.setattr(job_launcher, "spark_jars", lambda _: jars)
-    with mock_aws():
-        boto3.client("s3", region_name="eu-west-1").create_bucket(
-            Bucket="lake", CreateBucketConfiguration={"LocationConstraint": "eu-west-1"}
-        )
-        yield load_settings(AWS)
-
-
-def _python_env(tmp_path: Path) -> str:
-    archive = tmp_path / "lakehouse-python-env.tar.gz"
-    archive.write_bytes(b"an environment")
-    return str(archive)
 
 
 def _conf(request: dict) -> dict[str, str]:
@@ -60,9 +25,9 @@ def _conf(request: dict) -> dict[str, str]:
 
 
 def test_the_job_run_gets_its_files_from_s3_and_every_setting_as_arguments(
-    aws: Settings, tmp_path: Path
+    aws: Settings, python_env: str
 ) -> None:
-    run = emr_serverless.JobRun("00app", ROLE, _python_env(tmp_path), logs_uri="s3://lake/logs/")
+    run = emr_serverless.JobRun("00app", ROLE, python_env, logs_uri="s3://lake/logs/")
     s3 = boto3.client("s3", region_name="eu-west-1")
     request = emr_serverless.prepare(
         aws, run, [*LOCAL_ARGS, "--status-file", "/home/me/.local/status.json"], s3, print
@@ -77,9 +42,9 @@ def test_the_job_run_gets_its_files_from_s3_and_every_setting_as_arguments(
         "hudi-aws-0.15.0.jar",
         "lakehouse-python-env.tar.gz",
     }
-    assert all(key.startswith("emr-serverless/") for key in uploaded)
+    assert all(key.startswith("emr/") for key in uploaded)
     spark = request["jobDriver"]["sparkSubmit"]
-    assert spark["entryPoint"].startswith("s3://lake/emr-serverless/")
+    assert spark["entryPoint"].startswith("s3://lake/emr/")
     assert spark["entryPoint"].endswith("/run_job.py")
     args = spark["entryPointArguments"]
     assert "--status-file" not in args  # a file on this machine
@@ -118,9 +83,9 @@ def test_the_job_run_gets_its_files_from_s3_and_every_setting_as_arguments(
 
 
 def test_a_second_submit_uploads_nothing_and_is_a_new_job_run(
-    aws: Settings, tmp_path: Path
+    aws: Settings, python_env: str
 ) -> None:
-    run = emr_serverless.JobRun("00app", ROLE, _python_env(tmp_path))
+    run = emr_serverless.JobRun("00app", ROLE, python_env)
     s3 = boto3.client("s3", region_name="eu-west-1")
     said: list[str] = []
     first = emr_serverless.prepare(aws, run, LOCAL_ARGS, s3, said.append)
@@ -133,19 +98,19 @@ def test_a_second_submit_uploads_nothing_and_is_a_new_job_run(
 
 
 def test_what_cannot_work_there_is_refused_before_anything_is_uploaded(
-    aws: Settings, tmp_path: Path
+    aws: Settings, python_env: str, tmp_path: Path
 ) -> None:
-    env = _python_env(tmp_path)
-    with pytest.raises(emr_serverless.EmrServerlessError, match="execution-role-arn"):
+    env = python_env
+    with pytest.raises(emr.EmrError, match="execution-role-arn"):
         emr_serverless.JobRun("00app", "lakehouse-job", env)
-    with pytest.raises(emr_serverless.EmrServerlessError, match="Dockerfile"):
+    with pytest.raises(emr.EmrError, match="Dockerfile"):
         emr_serverless.JobRun("00app", ROLE, str(tmp_path / "missing.tar.gz"))
     s3 = boto3.client("s3", region_name="eu-west-1")
     run = emr_serverless.JobRun("00app", ROLE, env)
-    with pytest.raises(emr_serverless.EmrServerlessError, match="tables file"):
+    with pytest.raises(emr.EmrError, match="tables file"):
         emr_serverless.prepare(aws, run, [*LOCAL_ARGS, "--tables", "mine.yaml"], s3, print)
-    with pytest.raises(emr_serverless.EmrServerlessError, match="tables file"):
+    with pytest.raises(emr.EmrError, match="tables file"):
         emr_serverless.prepare(aws, run, [*LOCAL_ARGS, "--tables=mine.yaml"], s3, print)
-    with pytest.raises(emr_serverless.EmrServerlessError, match="LAKEHOUSE_TARGET=aws"):
+    with pytest.raises(emr.EmrError, match="LAKEHOUSE_TARGET=aws"):
         emr_serverless.prepare(load_settings({}), run, LOCAL_ARGS, s3, print)
     assert "Contents" not in s3.list_objects_v2(Bucket="lake")
