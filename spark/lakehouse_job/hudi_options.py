@@ -32,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from lakehouse_job.hudi_metrics import reporter_options
 from lakehouse_tables import columns
 from lakehouse_tables.declarations import TableSpec, TableType
 
@@ -75,6 +76,8 @@ class SinkSettings:
     # Names this query's checkpoint in the raw copy's folders (sinks.raw_batch_path), since
     # batch ids start again at 0 with every new checkpoint.
     checkpoint: str = ""
+    # Hudi's own metrics of each write, reported to the job (lakehouse_job.hudi_metrics).
+    hudi_metrics: bool = False
 
 
 def table_path(sink: SinkSettings, spec: TableSpec, table_type: TableType) -> str:
@@ -177,6 +180,8 @@ def hudi_options(
     if sink.hive_sync and sync:
         partition = spec.partition_name if is_partitioned(profile) else ""
         options.update(hive_sync_options(sink, name, partition))
+    if sink.hudi_metrics:
+        options.update(reporter_options())
     return options
 
 
@@ -267,4 +272,6 @@ def quarantine_options(sink: SinkSettings, sync: bool = True) -> dict[str, str]:
     }
     if sink.hive_sync and sync:
         options.update(hive_sync_options(sink, "quarantine", columns.Q_DATE))
+    if sink.hudi_metrics:
+        options.update(reporter_options())
     return options

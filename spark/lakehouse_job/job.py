@@ -28,6 +28,7 @@ from lakehouse_job import class_archive, envelope, sinks
 from lakehouse_job.compaction import CompactionRunner
 from lakehouse_job.crash_points import CrashPoints
 from lakehouse_job.dedupe import dedupe
+from lakehouse_job.hudi_metrics import HudiReports, Reports
 from lakehouse_job.hudi_options import (
     CATALOGS,
     PROFILES,
@@ -221,6 +222,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=_env("LAKEHOUSE_METRICS_FILE"),
         help="append one JSON line per micro-batch (the benchmark reads it)",
     )
+    p.add_argument(
+        "--no-hudi-metrics",
+        dest="hudi_metrics",
+        action="store_false",
+        help="leave Hudi's own metrics of each write off (in the metrics line and series)",
+    )
     return p
 
 
@@ -271,9 +278,11 @@ class BatchWriter:
         column_orders: Mapping[str, Sequence[str]] | None = None,
         raw_copy: bool = True,
         job_metrics: JobMetrics | None = None,
+        hudi_reports: Reports | None = None,
     ) -> None:
         self.specs = specs
         self.job_metrics = job_metrics
+        self.hudi_reports = hudi_reports
         self.raw_copy = raw_copy  # False: a backfill re-reads the raw copy, never rewrites it
         # Table name -> the columns in the order the table stores them (schema_evolution):
         # a column declared since is appended, whatever its place in the declaration.
@@ -413,6 +422,10 @@ class BatchWriter:
             write()
             metrics.seconds[name] = round(time.monotonic() - begun, 3)
             metrics.written_at[name] = time.time()
+            # Hudi reports a table's write when its client closes, before write() returns.
+            reported = self.hudi_reports.take(name) if self.hudi_reports else {}
+            if reported:
+                metrics.hudi[name] = reported
             self.crash.reached(f"after:{name}")
 
         with ThreadPoolExecutor(max_workers=self.parallel_writes) as pool:
@@ -557,6 +570,7 @@ def run(args: argparse.Namespace) -> int:
         catalog=args.catalog,
         region=args.region,
         glue_endpoint=args.glue_endpoint or "",
+        hudi_metrics=args.hudi_metrics,
     )
     # The JVM that build_session starts inherits SIGTERM as ignored, so a SIGTERM to the
     # whole process group (the supervisor, docker stop) reaches only this driver, which
@@ -585,6 +599,7 @@ def run(args: argparse.Namespace) -> int:
         crash,
         column_orders={name: plan.column_order for name, plan in plans.items()},
         job_metrics=job_metrics,
+        hudi_reports=HudiReports(spark._jvm) if sink.hudi_metrics else None,
     )
     # Tables an earlier run wrote are compacted from the start: a plan it left, or the final
     # compaction, must not wait for this run to bring new rows to the table.

@@ -20,6 +20,8 @@ runs; these say what the pipeline does, per micro-batch and per sink:
                                                      each shard's lag, as Kinesis reports it
                                                      to CloudWatch (GetRecords.MillisBehindLatest)
     lakehouse_job_kinesis_missing_streams            streams asked for that do not exist
+    lakehouse_job_hudi_metric{table,metric}          Hudi's own metrics of the table's last
+                                                     write (lakehouse_job.hudi_metrics)
     lakehouse_job_compactions_total{table,result}    Merge-on-Read compactions: ok, failed
     lakehouse_job_start_time_seconds                 when this run of the job started
 
@@ -60,6 +62,9 @@ class BatchMetrics:
     # Records per Kinesis arrival second (epoch seconds, as a string key): with written_at,
     # each record's freshness to within a second (lakehouse.bench.freshness).
     arrivals: dict[str, int] = field(default_factory=dict)
+    # Hudi table -> what Hudi reported of its write (lakehouse_job.hudi_metrics), e.g.
+    # {"commit.duration": 2140, "commit.totalRecordsWritten": 80000}: durations in ms.
+    hudi: dict[str, dict[str, int]] = field(default_factory=dict)
     finished_at: float = 0.0
 
 
@@ -121,6 +126,13 @@ class JobMetrics:
             "Streams the job is asked to read that do not exist",
             registry=r,
         )
+        self.hudi = Gauge(
+            "lakehouse_job_hudi_metric",
+            "Hudi's own metric of the table's last write, as Hudi reports it (HoodieMetrics: "
+            "commit.duration in ms, commit.totalRecordsWritten, deltacommit.*, clean.*, ...)",
+            ["table", "metric"],
+            registry=r,
+        )
         self.compactions = Counter(
             "lakehouse_job_compactions",
             "Merge-on-Read compactions by table and result (ok, failed)",
@@ -170,6 +182,9 @@ class JobMetrics:
             self.sink_last_write.labels(sink).set(at)
             if batch.oldest_arrival is not None:
                 self.freshness.labels(sink).observe(max(0.0, at - batch.oldest_arrival))
+        for table, reported in batch.hudi.items():
+            for metric, value in reported.items():
+                self.hudi.labels(table, metric).set(value)
         self.last_batch.set(batch.finished_at)
 
     def observe_lag(self, lag: Mapping[str, Any]) -> None:

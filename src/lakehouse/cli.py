@@ -755,7 +755,7 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
         "--profiles",
         default="fast,baseline",
         help="job profiles to compare: fast, baseline (table layouts), hudi-sink (Hudi's "
-        "streaming sink), fast-nometrics (fast without serving its Prometheus metrics)",
+        "streaming sink), fast-nometrics (fast without its Prometheus metrics and Hudi's)",
     )
     p.add_argument(
         "--warmup", type=float, default=60, help="seconds sent at the rate before measuring"

@@ -354,6 +354,7 @@ def _kinesis_source_env(settings: Settings) -> dict[str, str]:
         **os.environ,
         "PYSPARK_JARS": str(pyspark_home() / "jars"),
         "AWS_BUNDLE": str(settings.jars_dir / spark_jar_names(settings)[2]),
+        "HUDI_BUNDLE": str(settings.jars_dir / spark_jar_names(settings)[0]),
         "JAVA_HOME": str(spark_java_home()),
     }
 

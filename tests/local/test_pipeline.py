@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+from collections import Counter
 
 import pytest
 
@@ -34,6 +35,19 @@ def test_scripted_stream_reaches_every_sink_exactly(run: Run) -> None:
         "invalid op",
     ):
         assert any(expected in reason for reason in reasons), (expected, reasons)
+    # Hudi's own counts of the job's writes (each batch's metrics line, "hudi"): every order
+    # key inserted into CoW once, every rejected record once into the quarantine.
+    inserted: Counter[str] = Counter()
+    for line in run.metrics.read_text().splitlines():
+        for table, reported in json.loads(line).get("hudi", {}).items():
+            inserted[table] += reported.get("commit.totalInsertRecordsWritten", 0)
+    malformed = set(s.malformed)
+    events = [json.loads(r) for r in s.records if r not in malformed]
+    order_ids = {e["order_id"] for e in events if e["event_type"] == "orders"}
+    assert (inserted["hudi_orders_cow"], inserted["quarantine"]) == (
+        len(order_ids),
+        len(s.malformed),
+    )
 
 
 def test_kill_9_mid_stream_then_restart_loses_and_duplicates_nothing(run: Run) -> None:

@@ -120,6 +120,17 @@ def test_prometheus_scrapes_the_job_and_spark_and_evaluates_the_rules(run: Run) 
         assert (valid, value(run, quarantined)) == (20, 2)
         cow = f'lakehouse_job_freshness_seconds_count{{{instance},sink="hudi_orders_cow"}}'
         assert (value(run, cow) or 0) >= 1
+        # Hudi's own figures of each write (lakehouse_job.hudi_metrics), as Hudi counted them:
+        # the CoW table's commits and the MoR table's delta commits wrote the orders.
+        # (Set after the records counter in the same batch: a scrape may fall between.)
+        hudi = [
+            f'lakehouse_job_hudi_metric{{{instance},table="{table}",metric="{action}.{metric}"}}'
+            for table, action in (("hudi_orders_cow", "commit"), ("hudi_orders_mor", "deltacommit"))
+            for metric in ("totalRecordsWritten", "duration")
+        ]
+        wait_for(lambda: all((value(run, q) or 0) > 0 for q in hudi), 30, "Hudi's figures")
+        jvm_wide = f'lakehouse_job_hudi_metric{{{instance},metric=~"HoodieWrapper.*"}}'
+        assert value(run, jvm_wide) is None, "Hudi's JVM-wide registries are no table's"
         spark = f'count({{job="spark-driver",instance="127.0.0.1:{ui_port}"}})'
         wait_for(lambda: (value(run, spark) or 0) > 10, 60, "Spark's driver metrics")
         # Trino's named series only (prometheus.yml's name[] list), through basic auth.

@@ -243,7 +243,7 @@ def job_profile_args(profile: str, variants: Variants = ()) -> list[str]:
     if profile == "hudi-sink":
         return ["--profile", "fast", "--writer", "hudi-streaming-sink"]
     if profile == "fast-nometrics":
-        return ["--profile", "fast", "--metrics-port", "0"]
+        return ["--profile", "fast", "--metrics-port", "0", "--no-hudi-metrics"]
     if profile not in BENCH_PROFILES:
         raise ValueError(f"unknown benchmark profile {profile!r}: one of {BENCH_PROFILES}")
     return ["--profile", profile]

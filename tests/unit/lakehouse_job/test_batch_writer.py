@@ -230,6 +230,38 @@ def test_no_quarantine_write_without_bad_records(
     ]
 
 
+class FakeReports:
+    """What CommitMetricsReporter would hold: a report for each Hudi table written."""
+
+    def __init__(self) -> None:
+        self.taken: list[str] = []
+
+    def take(self, table: str) -> dict[str, int]:
+        self.taken.append(table)
+        if table.endswith("_json"):  # the raw copy is not a Hudi table
+            return {}
+        return {"commit.duration": 120, "commit.totalRecordsWritten": 2}
+
+
+def test_hudi_s_report_of_each_write_goes_into_the_metrics_line(
+    spark: SparkSession, tables: Tables, fake_sinks: FakeSinks, tmp_path: Path
+) -> None:
+    metrics_file = tmp_path / "metrics.jsonl"
+    reports = FakeReports()
+    writer = BatchWriter(tables, SINK, str(metrics_file), parallel_writes=2, hudi_reports=reports)
+    writer(micro_batch(spark, MIXED), 0)
+    [line] = [json.loads(line) for line in metrics_file.read_text().splitlines()]
+    assert sorted(reports.taken) == sorted(line["written_at"])  # after each write
+    assert set(line["hudi"]) == {
+        "hudi_orders_cow",
+        "hudi_orders_mor",
+        "stock_ticks_cow",
+        "stock_ticks_mor",
+        "quarantine",
+    }
+    assert line["hudi"]["hudi_orders_cow"]["commit.duration"] == 120
+
+
 def test_a_failing_write_fails_the_batch_and_changes_no_state(
     spark: SparkSession, tables: Tables, fake_sinks: FakeSinks, tmp_path: Path
 ) -> None:

@@ -114,3 +114,16 @@ def test_glue_catalog_syncs_through_hudis_glue_tool_with_the_same_table_settings
     without_endpoint = hudi_options(ORDERS, "COPY_ON_WRITE", replace(glue, glue_endpoint=""))
     assert "hoodie.aws.glue.endpoint" not in without_endpoint
     assert quarantine_options(glue)["hoodie.meta.sync.client.tool.class"].endswith("SyncTool")
+
+
+def test_hudi_reports_each_write_to_the_job_when_asked() -> None:
+    reporter = "hoodie.metrics.reporter.class"
+    assert reporter not in hudi_options(ORDERS, "COPY_ON_WRITE", SINK)
+    sink = replace(SINK, hudi_metrics=True)
+    for options in (
+        hudi_options(ORDERS, "COPY_ON_WRITE", sink),
+        hudi_options(ORDERS, "MERGE_ON_READ", sink),
+        quarantine_options(sink),
+    ):
+        assert options["hoodie.metrics.on"] == "true"
+        assert options[reporter] == "lakehouse.hudi.CommitMetricsReporter"

@@ -22,6 +22,7 @@ def batch() -> BatchMetrics:
         seconds={"hudi_orders_cow": 1.5, "quarantine": 0.4, "batch": 2.0},
         written_at={"hudi_orders_cow": 1_000.0, "quarantine": 1_001.0},
         oldest_arrival=990.0,
+        hudi={"hudi_orders_cow": {"commit.duration": 1_450, "commit.totalRecordsWritten": 7}},
         finished_at=1_002.0,
     )
 
@@ -45,6 +46,9 @@ def test_a_batch_counts_records_stages_writes_and_freshness() -> None:
     assert value(bucket, {"sink": "hudi_orders_cow", "le": "7.5"}) == 0
     assert value(bucket, {"sink": "hudi_orders_cow", "le": "10.0"}) == 2
     assert value("lakehouse_job_last_batch_timestamp_seconds") == 1_002
+    # Hudi's own figures of the table's last write, as it reported them.
+    hudi = {"table": "hudi_orders_cow", "metric": "commit.duration"}
+    assert value("lakehouse_job_hudi_metric", hudi) == 1_450
 
 
 def test_lag_and_compactions() -> None:
