@@ -21,6 +21,7 @@ from lakehouse.bench import pipeline, procstats
 from lakehouse.bench.drain import DrainOptions, run_drain, spread
 from lakehouse.bench.pipeline import KINESIS_ENGINES, PipelineOptions, Variants, run_pipeline
 from lakehouse.bench.plots import write_plots
+from lakehouse.bench.warmup import ensure_class_archive
 from lakehouse.config import REPO_ROOT, Settings
 from lakehouse.job_launcher import job_env
 
@@ -74,6 +75,8 @@ def run_bench(settings: Settings, opts: BenchOptions, say: Callable[[str], None]
             "be the limit; `KINESIS_ENGINE=kinesalite make local-up` for the fast engine"
         )
     summary: dict = {"options": _jsonable(asdict(opts)), "engine": engine}
+    if opts.drain_events or opts.pipeline:
+        ensure_class_archive(settings, out, say)
     if opts.s3_requests:
         from lakehouse.bench.s3_requests import measure
 

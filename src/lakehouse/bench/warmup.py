@@ -1,0 +1,58 @@
+"""The job's class-data archive recorded before a benchmark measures anything.
+
+The benchmark's jobs map the archive of their class path (lakehouse.class_archive) but do
+not record one: a run recording it would pay for writing it at exit. After a change of jar
+or JDK there is none until a job records it, and every run would start without it (about
+twice the start-up CPU). So when there is none, a short job over a few thousand orders,
+which loads what the measured jobs load, records it first, as the end-to-end tests do.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+from lakehouse.bench.drain import fill, order_payloads
+from lakehouse.bench.pipeline import orders_only
+from lakehouse.bootstrap import ensure_stream
+from lakehouse.class_archive import ARCHIVE_ENV
+from lakehouse.clients import kinesis_client
+from lakehouse.config import Settings
+from lakehouse.job_launcher import job_command, job_env
+
+WARMUP_EVENTS = 4_000
+
+
+def ensure_class_archive(settings: Settings, out: Path, say: Callable[[str], None]) -> None:
+    env = job_env(settings, record_classes=True)
+    archive = env.get(ARCHIVE_ENV)
+    if archive is None or Path(archive).exists():
+        return
+    say("  recording the job's class-data archive first (a short job; once per class path)")
+    tag = uuid.uuid4().hex[:6]
+    stream, bucket = f"warmup-{tag}", settings["LAKEHOUSE_BUCKET"]
+    workdir = out / "class-archive-warmup"
+    workdir.mkdir(parents=True, exist_ok=True)
+    kinesis = kinesis_client(settings.endpoints)
+    ensure_stream(kinesis, stream, shards=1)
+    try:
+        fill(kinesis, stream, order_payloads(WARMUP_EVENTS, WARMUP_EVENTS // 4), lambda _: None)
+        args = [
+            "--available-now",
+            *("--stream", stream, "--database", f"warmup_{tag}"),
+            *("--warehouse", f"s3a://{bucket}/bench/{tag}/warehouse"),
+            *("--raw", f"s3a://{bucket}/bench/{tag}/raw"),
+            *("--checkpoint", f"s3a://{bucket}/bench/{tag}/checkpoint"),
+            *("--metastore-uri", settings.hms_uri),
+            *("--kinesis-endpoint", settings.kinesis_endpoint),
+            *("--starting-position", "TRIM_HORIZON"),
+            *("--tables", str(orders_only(workdir / "tables.yaml"))),
+        ]
+        with open(workdir / "job.log", "wb") as log:
+            code = subprocess.run(job_command(args), env=env, stdout=log, stderr=log).returncode
+    finally:
+        kinesis.delete_stream(StreamName=stream)
+    if code != 0 or not Path(archive).exists():
+        say(f"    no archive recorded (job exit {code}, {workdir}/job.log): runs start without")
