@@ -1,10 +1,11 @@
 """Hudi's own metrics of each write, as Hudi computes them (HoodieMetrics).
 
-With `hoodie.metrics.on`, Hudi reports every commit's figures (commit.duration and
-commit.totalRecordsWritten, deltacommit.totalBytesWritten, clean.duration, ...) to a
-reporter; ours (lakehouse.hudi.CommitMetricsReporter, in the job's jar) keeps each table's
-last report in the driver's JVM, and the job takes it after each write, into the batch's
-metrics line and the Prometheus series lakehouse_job_hudi_metric{table,metric}. Hudi's own
+With `hoodie.metrics.on`, Hudi records every commit's figures (commit.duration and
+commit.totalRecordsWritten, deltacommit.totalBytesWritten, clean.duration, ...) in a
+metrics registry per write client and hands each registry to a reporter; ours
+(lakehouse.hudi.CommitMetricsReporter, in the job's jar) keeps the table's registries in the
+driver's JVM, and the job reads them after each write, into the batch's metrics line and
+the Prometheus series lakehouse_job_hudi_metric{table,metric}. Hudi's own
 Prometheus reporter is not used: it listens on every interface, and the first write client
 to close stops the server all tables share.
 """
@@ -23,7 +24,7 @@ def reporter_options() -> dict[str, str]:
 
 class Reports(Protocol):
     def take(self, table: str) -> dict[str, int]:
-        """What Hudi reported for `table` since the last take ({} if nothing)."""
+        """Hudi's figures for `table` since the last take ({} if none)."""
         ...
 
 

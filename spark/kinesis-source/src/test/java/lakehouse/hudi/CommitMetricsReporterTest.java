@@ -16,8 +16,9 @@ class CommitMetricsReporterTest {
   }
 
   @Test
-  void eachReportIsTakenOnceWithoutTheTablePrefix() {
+  void aTableIsTakenOnceWithoutItsPrefix() {
     MetricRegistry registry = new MetricRegistry();
+    reporter("t_cow", registry);
     registry.gauge("t_cow.commit.duration", () -> () -> 1234L);
     registry.gauge("t_cow.commit.totalRecordsWritten", () -> () -> 10_000);
     registry.gauge("t_cow.commit.name", () -> () -> "not a number");
@@ -25,7 +26,6 @@ class CommitMetricsReporterTest {
     // Hudi's JVM-wide registries, added to whichever table reports first: not this table's.
     registry.counter("t_cow.HoodieWrapperFileSystem.create").inc(6);
     registry.gauge("t_cow.TimelineService.TOTAL_API_CALLS", () -> () -> 6L);
-    reporter("t_cow", registry).report();
 
     assertEquals(
         Map.of("commit.duration", 1234L, "commit.totalRecordsWritten", 10_000L, "clean.runs", 2L),
@@ -34,16 +34,28 @@ class CommitMetricsReporterTest {
   }
 
   @Test
-  void tablesAreKeptApartAndReportsBeforeATakeAddUp() {
+  void figuresRegisteredAfterAClientReportedAreTaken() {
+    MetricRegistry registry = new MetricRegistry();
+    CommitMetricsReporter early = reporter("q", registry);
+    registry.gauge("q.index.type", () -> () -> 4L);
+    early.report();  // a client closed before the commit
+    registry.gauge("q.commit.totalInsertRecordsWritten", () -> () -> 10L);
+
+    assertEquals(Map.of("index.type", 4L, "commit.totalInsertRecordsWritten", 10L),
+        CommitMetricsReporter.take("q"));
+  }
+
+  @Test
+  void tablesAreKeptApartAndRegistriesSinceTheLastTakeAddUp() {
     MetricRegistry write = new MetricRegistry();
+    reporter("a", write);
     write.gauge("a.deltacommit.duration", () -> () -> 5L);
     MetricRegistry compaction = new MetricRegistry();
+    reporter("a", compaction);
     compaction.gauge("a.compaction.duration", () -> () -> 7L);
     MetricRegistry other = new MetricRegistry();
+    reporter("b", other);
     other.gauge(".commit.duration", () -> () -> 9L);  // no metrics-name prefix configured
-    reporter("a", write).report();
-    reporter("a", compaction).report();
-    reporter("b", other).report();
 
     assertEquals(Map.of("deltacommit.duration", 5L, "compaction.duration", 7L),
         CommitMetricsReporter.take("a"));
