@@ -157,12 +157,12 @@ def remote_job_args(settings: Settings, local_args: Sequence[str]) -> list[str]:
 def stage(
     settings: Settings, python_env: str, local_args: Sequence[str], s3: Any, progress=print
 ) -> Staged:
-    """Check that the job can run on EMR, upload what it reads, and return where it is."""
+    """Check that the job can run on EMR, upload what it reads, and return where it is.
+    `python_env` was checked by the caller's request (check_python_env)."""
     if settings.target != "aws":
         raise EmrError("EMR runs against AWS: set LAKEHOUSE_TARGET=aws (docs/aws.md)")
     if settings["LAKEHOUSE_CATALOG"] == "hive" and not settings.hms_uri:
         raise EmrError("the job's catalog is Hive without a metastore: use glue")
-    check_python_env(python_env)
     args = remote_job_args(settings, local_args)
     jars = emr_jars(settings)
     files = [ENTRY_SCRIPT, *jars]

@@ -239,23 +239,31 @@ def run_drain(
         kinesis.delete_stream(StreamName=stream)
 
 
+def available_now_args(settings: Settings, stream: str, database: str, workdir: Path) -> list[str]:
+    """A job that reads `stream` from its start to its end into tables of its own (under
+    bench/<database>/ in the bucket), the benchmark's orders table only."""
+    base = f"s3a://{settings['LAKEHOUSE_BUCKET']}/bench/{database}"
+    return [
+        "--available-now",
+        *("--stream", stream, "--database", database),
+        *("--warehouse", f"{base}/warehouse", "--raw", f"{base}/raw"),
+        *("--checkpoint", f"{base}/checkpoint"),
+        *("--metastore-uri", settings.hms_uri, "--kinesis-endpoint", settings.kinesis_endpoint),
+        *("--starting-position", "TRIM_HORIZON"),
+        *("--tables", str(orders_only(workdir / "tables.yaml"))),
+    ]
+
+
 def drain_once(
     settings: Settings, opts: DrainOptions, stream: str, profile: str, workdir: Path
 ) -> dict:
     tag = uuid.uuid4().hex[:6]
-    bucket = settings["LAKEHOUSE_BUCKET"]
     workdir.mkdir(parents=True, exist_ok=True)
     metrics = workdir / "batches.jsonl"
     args = [
-        "--available-now",
-        *("--stream", stream, "--database", f"drain_{tag}"),
-        *("--warehouse", f"s3a://{bucket}/bench/{tag}/warehouse"),
-        *("--raw", f"s3a://{bucket}/bench/{tag}/raw"),
-        *("--checkpoint", f"s3a://{bucket}/bench/{tag}/checkpoint"),
-        *("--metastore-uri", settings.hms_uri, "--kinesis-endpoint", settings.kinesis_endpoint),
-        *("--starting-position", "TRIM_HORIZON"),
+        *available_now_args(settings, stream, f"drain_{tag}", workdir),
         *("--max-records-per-shard", str(opts.max_records_per_shard)),
-        *("--metrics-file", str(metrics), "--tables", str(orders_only(workdir / "tables.yaml"))),
+        *("--metrics-file", str(metrics)),
         *job_profile_args(profile, opts.variants),
         *opts.job_args,
     ]

@@ -14,8 +14,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from lakehouse.bench.drain import fill, order_payloads
-from lakehouse.bench.pipeline import orders_only
+from lakehouse.bench.drain import available_now_args, fill, order_payloads
 from lakehouse.bootstrap import ensure_stream
 from lakehouse.class_archive import ARCHIVE_ENV
 from lakehouse.clients import kinesis_client
@@ -32,24 +31,14 @@ def ensure_class_archive(settings: Settings, out: Path, say: Callable[[str], Non
         return
     say("  recording the job's class-data archive first (a short job; once per class path)")
     tag = uuid.uuid4().hex[:6]
-    stream, bucket = f"warmup-{tag}", settings["LAKEHOUSE_BUCKET"]
+    stream = f"warmup-{tag}"
     workdir = out / "class-archive-warmup"
     workdir.mkdir(parents=True, exist_ok=True)
     kinesis = kinesis_client(settings.endpoints)
     ensure_stream(kinesis, stream, shards=1)
     try:
         fill(kinesis, stream, order_payloads(WARMUP_EVENTS, WARMUP_EVENTS // 4), lambda _: None)
-        args = [
-            "--available-now",
-            *("--stream", stream, "--database", f"warmup_{tag}"),
-            *("--warehouse", f"s3a://{bucket}/bench/{tag}/warehouse"),
-            *("--raw", f"s3a://{bucket}/bench/{tag}/raw"),
-            *("--checkpoint", f"s3a://{bucket}/bench/{tag}/checkpoint"),
-            *("--metastore-uri", settings.hms_uri),
-            *("--kinesis-endpoint", settings.kinesis_endpoint),
-            *("--starting-position", "TRIM_HORIZON"),
-            *("--tables", str(orders_only(workdir / "tables.yaml"))),
-        ]
+        args = available_now_args(settings, stream, f"warmup_{tag}", workdir)
         with open(workdir / "job.log", "wb") as log:
             code = subprocess.run(job_command(args), env=env, stdout=log, stderr=log).returncode
     finally:
