@@ -73,12 +73,13 @@ demo: setup
 # with shared fixtures whole on one worker: tests/support/xdist_modules.py) beside one
 # stack, which the first worker starts and the last one stops; the slowest 15 tests
 # (setup and call apart) are listed at the end. The end-to-end session fails when it runs
-# past E2E_BUDGET_S (tests/support/time_budget.py): its time in CI's rehearsals (1,017 and
-# 1,238 s from fresh clones of the same tests an hour apart, the job's class-data archive
-# recorded first: this machine's run-to-run spread is a fifth) plus a margin, so that a
-# test that adds minutes is seen when it lands and the spread alone does not fail CI.
+# past E2E_BUDGET_S (tests/support/time_budget.py), seconds at the speed this machine had
+# when it was measured (2,362 s on 2026-11-26 plus a quarter for the noise), scaled by a
+# speed probe taken when the session runs: this machine ran the same tests in 1,017 s one
+# day and 2,362 s another, so that a test that adds minutes is seen when it lands and a
+# slow day alone does not fail CI.
 E2E_WORKERS ?= 2
-E2E_BUDGET_S ?= 1500
+E2E_BUDGET_S ?= 3000
 test: setup
 	$(MAKE) -j3 --no-print-directory --output-sync=target lint unit-test java-test
 	LAKEHOUSE_TEST_BUDGET_S=$(E2E_BUDGET_S) $(PYTEST) -m "(local or faults) and not long and not soak" \

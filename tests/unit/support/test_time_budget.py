@@ -1,10 +1,11 @@
-"""tests.support.time_budget: a session past its budget fails, with what to do."""
+"""tests.support.time_budget: a session past its budget fails, with what to do; the
+budget follows the machine's speed."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.support.time_budget import over_budget
+from tests.support.time_budget import REFERENCE_PROBE_S, over_budget, scaled_budget, speed_probe
 
 pytestmark = pytest.mark.unit
 
@@ -18,3 +19,20 @@ def test_a_session_over_its_budget_fails_naming_the_budget() -> None:
     message = over_budget(800.4, 720.0)
     assert message is not None
     assert "took 800 s, over its budget of 720 s (LAKEHOUSE_TEST_BUDGET_S)" in message
+
+
+def test_a_machine_half_as_fast_gets_twice_the_time() -> None:
+    slow = 2 * REFERENCE_PROBE_S
+    assert scaled_budget(1000.0, slow) == pytest.approx(2000.0)
+    assert over_budget(1900.0, 1000.0, slow) is None
+    message = over_budget(2100.0, 1000.0, slow)
+    assert message is not None
+    assert "over its budget of 2000 s" in message and "scaled from 1000 s" in message
+
+
+def test_a_faster_machine_gets_less_time() -> None:
+    assert over_budget(900.0, 1000.0, REFERENCE_PROBE_S / 2) is not None
+
+
+def test_the_speed_probe_times_its_loop() -> None:
+    assert 0.0 < speed_probe(repeats=1) < 60.0
