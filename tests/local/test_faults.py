@@ -5,6 +5,7 @@ Each case ends with the sinks holding exactly the scripted scenario's state.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -68,13 +69,17 @@ def _pids(ss_line: str) -> set[int]:
     return {int(pid) for pid in re.findall(r"pid=(\d+)", ss_line)}
 
 
-def test_no_listener_of_ours_beyond_loopback(stack, run: Run) -> None:
-    job = run.start_job("--trigger-seconds", "2")
+def test_no_listener_beyond_loopback_and_a_second_job_on_the_checkpoint_refused(
+    stack, run: Run
+) -> None:
+    """Two checks on one running job (a job start is the costly part of either)."""
+    first = run.start_job("--trigger-seconds", "2")
     try:
-        wait_for(lambda: run.batches_done() >= 1 or job.poll() is not None, 300, "the job")
-        assert job.poll() is None, tail(run.log)
+        wait_for(lambda: run.batches_done() >= 1 or first.poll() is not None, 300, "the job")
+        assert first.poll() is None, tail(run.log)
+        # No listener of ours beyond loopback: every service and the driver.
         services = {row.pid for row in stack_module.statuses(stack.settings) if row.pid}
-        ours = _descendants({*services, job.pid})
+        ours = _descendants({*services, first.pid})
         listeners = subprocess.run(
             ["ss", "-ltnpH"], capture_output=True, text=True, check=True
         ).stdout.splitlines()
@@ -89,15 +94,7 @@ def test_no_listener_of_ours_beyond_loopback(stack, run: Run) -> None:
         ]
         assert len(checked) >= 5, listeners  # every service and the driver were seen
         assert exposed == []
-    finally:
-        os.killpg(job.pid, signal.SIGKILL)
-        job.wait(30)
-
-
-def test_a_second_job_on_the_same_checkpoint_is_refused(run: Run) -> None:
-    first = run.start_job("--trigger-seconds", "2")
-    try:
-        wait_for(lambda: "streaming from" in run.log.read_text(errors="replace"), 300, "job 1")
+        # A second job on the same checkpoint is refused, and the first keeps running.
         second = run.start_job("--trigger-seconds", "2")
         assert second.wait(120) == 3, tail(run.log)
         assert "is in use by pid" in run.log.read_text(errors="replace")
@@ -107,40 +104,36 @@ def test_a_second_job_on_the_same_checkpoint_is_refused(run: Run) -> None:
         first.wait(30)
 
 
-def test_a_crashed_supervised_job_is_restarted_and_catches_up(run: Run, tmp_path: Path) -> None:
-    s = scripted.build(orders=200, ticks=40, seed=31)
-    half = len(s.records) // 2
+def test_a_job_killed_mid_stream_is_restarted_and_loses_and_duplicates_nothing(
+    run: Run, tmp_path: Path
+) -> None:
+    """kill -9 of the driver and its JVM at once, mid-stream (two batches committed, the
+    rest of the records waiting); its supervisor restarts it, and it catches up on what was
+    put before and after the kill."""
+    s = scripted.build(orders=300, ticks=60, seed=11)
+    half, three_quarters = len(s.records) // 2, 3 * len(s.records) // 4
     run.put(s.records[:half])
     supervisor = Supervisor(tmp_path / "run", tmp_path / "logs")
     job_args = run.job_args("--trigger-seconds", "1", "--max-records-per-shard", "60")
     supervisor.start(job_spec(run.settings, job_args), progress=lambda _line: None)
     log = supervisor.log_file("job")
     try:
-        wait_for(lambda: run.batches_done() >= 1, 300, "a committed micro-batch")
+        wait_for(lambda: run.batches_done() >= 2, 300, "two committed micro-batches")
+        run.put(s.records[half:three_quarters], start=half)
         keepalive = supervisor.status("job").pid
         assert keepalive is not None
         crashed = _descendants({keepalive}) - {keepalive}  # the driver and its JVM
         for pid in crashed:
             os.kill(pid, signal.SIGKILL)
         wait_for(lambda: "restart 1 in" in log.read_text(errors="replace"), 60, "a restart")
-        run.put(s.records[half:], start=half)
+        run.put(s.records[three_quarters:], start=three_quarters)
         wait_for(lambda: run.records_done() >= len(s.records), 300, "every record after it")
     finally:
         supervisor.stop("job", timeout_s=120)
     run.run_job("--available-now", "--final-compaction", "--max-records-per-shard", "500")
     assert_sinks_hold(run, s)
-
-
-def test_a_new_checkpoint_never_overwrites_the_raw_copy(run: Run) -> None:
-    s = scripted.build(orders=60, ticks=20, seed=5)
-    run.put(s.records)
-    run.run_job("--available-now")
-    first = len(run.raw_json_lines("hudi_orders"))
-    assert first > 0
-    # A stream recreated under its name, or a lost checkpoint: batch ids start at 0 again.
-    again = f"s3a://{run.bucket}/{run.prefix}/checkpoint-2"
-    run.run_job("--available-now", "--checkpoint", again)
-    assert len(run.raw_json_lines("hudi_orders")) == 2 * first  # both reads kept whole
+    batches = [json.loads(line) for line in run.metrics.read_text().splitlines()]
+    assert sum(b["records"] for b in batches) >= len(s.records)  # replayed, not lost
 
 
 def test_a_table_whose_creation_a_crash_cut_short_is_recreated(run: Run) -> None:
@@ -238,10 +231,20 @@ def test_trino_down_for_minutes_leaves_ingest_unaffected(stack, run: Run) -> Non
     assert_sinks_hold(run, s)
 
 
-def test_a_stream_recreated_under_its_name_fails_the_job_loudly(run: Run) -> None:
-    s = scripted.build(orders=40, ticks=10, seed=7)
+def test_a_new_checkpoint_keeps_the_raw_copy_and_a_recreated_stream_fails_loudly(
+    run: Run,
+) -> None:
+    """What a stream's or a checkpoint's loss does, on one first run of the job."""
+    s = scripted.build(orders=60, ticks=20, seed=5)
     run.put(s.records)
     run.run_job("--available-now")
+    first = len(run.raw_json_lines("hudi_orders"))
+    assert first > 0
+    # A lost checkpoint: batch ids start at 0 again, and never overwrite the raw copy.
+    again = f"s3a://{run.bucket}/{run.prefix}/checkpoint-2"
+    run.run_job("--available-now", "--checkpoint", again)
+    assert len(run.raw_json_lines("hudi_orders")) == 2 * first  # both reads kept whole
+    # A stream recreated under its name, read with the first checkpoint: refused.
     client = run.kinesis()
     client.delete_stream(StreamName=run.stream)
 
