@@ -85,13 +85,10 @@ def test_no_listener_beyond_loopback_and_a_second_job_on_the_checkpoint_refused(
         ).stdout.splitlines()
         exposed = []
         for line in listeners:
-            pids = {int(p) for p in re.findall(r"pid=(\d+)", line)}
             local = line.split()[3]
-            if pids & ours and not local.startswith(LOOPBACK):
+            if _pids(line) & ours and not local.startswith(LOOPBACK):
                 exposed.append(line)
-        checked = [
-            line for line in listeners if {int(p) for p in re.findall(r"pid=(\d+)", line)} & ours
-        ]
+        checked = [line for line in listeners if _pids(line) & ours]
         assert len(checked) >= 5, listeners  # every service and the driver were seen
         assert exposed == []
         # A second job on the same checkpoint is refused, and the first keeps running.
