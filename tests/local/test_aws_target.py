@@ -2,10 +2,12 @@
 aws_simulation.py): TLS with the run's own CA, a role's credentials only through the
 default provider chain, Glue as the catalog. The load generator writes to the stream, the
 job writes the Hudi tables to S3 and registers them in Glue, and the tables equal the
-ledger. Nothing here needs the local stack."""
+ledger; a column widened in the tables file then reaches Glue's tables and Trino. Nothing
+here needs the local stack."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -25,7 +27,7 @@ from lakehouse.config import Settings, load_settings
 from lakehouse.job_launcher import job_env
 from lakehouse.trino_glue import glue_catalogs
 from lakehouse.truststore import java_options, java_truststore
-from lakehouse_tables.declarations import load_tables
+from lakehouse_tables.declarations import TABLES_YAML, load_tables
 from loadgen.ledger import expected_state, read_ledger
 from loadgen.options import LoadOptions
 from loadgen.runner import run_load
@@ -41,6 +43,11 @@ STREAM = "events"
 DATABASE = "lakehouse_sim"
 # Keys a shell may hold that would let a client sign without the provider chain's role.
 STATIC_KEYS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE")
+# The orders first carry a `qty` as a long, then the tables file widens it to a double: a
+# change Hudi's own Glue sync refuses by itself.
+ORDER_FIELDS = "      amount: double\n"
+NARROW_TABLES = TABLES_YAML.read_text().replace(ORDER_FIELDS, ORDER_FIELDS + "      qty: long\n", 1)
+WIDE_TABLES = NARROW_TABLES.replace("qty: long", "qty: double", 1)
 
 
 JOB_ROLE = "lakehouse-job"
@@ -92,6 +99,9 @@ def aws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SimulatedAw
 def test_load_job_and_glue_on_a_simulated_account(
     aws: SimulatedAws, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    tables_file = tmp_path / "tables.yaml"
+    tables_file.write_text(NARROW_TABLES)
+    monkeypatch.setenv("LAKEHOUSE_TABLES", str(tables_file))
     settings = load_settings()
     assert settings.target == "aws" and settings["LAKEHOUSE_CATALOG"] == "glue"
     assert settings.s3_endpoint == settings.kinesis_endpoint == aws.endpoint
@@ -138,7 +148,7 @@ def test_load_job_and_glue_on_a_simulated_account(
     jvm = java_options(store).split()
     with trino_server(settings, tmp_path / "trino", glue_catalogs(settings), host, jvm) as trino:
         monkeypatch.setenv("TRINO_URL", trino.trino)
-        submit_job(aws, tmp_path)
+        submit_job(aws, tmp_path / "first")
 
         glue = aws.admin("glue")
         tables = {t["Name"]: t for t in glue.get_tables(DatabaseName=DATABASE)["TableList"]}
@@ -164,12 +174,50 @@ def test_load_job_and_glue_on_a_simulated_account(
         valid = sum(e["kind"] == "valid" for e in entries)
         assert trino_rows(trino, f"SELECT count(*) FROM hive.{DATABASE}.orders_json") == [[valid]]
 
+        # qty widened from long to double: the job rewrites the tables and Glue follows.
+        tables_file.write_text(WIDE_TABLES)
+        new_orders = {"o-wide-1": 1.5, "o-wide-2": 2.25}
+        aws.admin("kinesis").put_records(
+            StreamName=STREAM,
+            Records=[
+                {"Data": widened_order(key, qty), "PartitionKey": key}
+                for key, qty in new_orders.items()
+            ],
+        )
+        # The load generator gave every order a qty (it fills each declared field): exact
+        # in the new type.
+        old_qty = {key: float(event["qty"]) for key, event in expected.items()}
+        log = submit_job(aws, tmp_path / "second")
+        assert "widening hudi_orders_cow (qty to double)" in log
+        for table in ("hudi_orders_cow", "hudi_orders_mor_ro", "hudi_orders_mor_rt"):
+            columns = glue.get_table(DatabaseName=DATABASE, Name=table)["Table"]
+            types = {c["Name"]: c["Type"] for c in columns["StorageDescriptor"]["Columns"]}
+            assert types["qty"] == "double", table
+        for table, where in queries.items():
+            found = dict(trino_rows(trino, f"SELECT order_id, qty FROM {table} {where}"))
+            assert found == {**old_qty, **new_orders}, table
 
-def submit_job(aws: SimulatedAws, folder: Path) -> None:
+
+def widened_order(key: str, qty: float) -> bytes:
+    event = {
+        "event_type": "orders",
+        "op": "c",
+        "order_id": key,
+        "customer_id": "c-1",
+        "amount": 10.0,
+        "status": "created",
+        "qty": qty,
+        "order_ts": "2026-11-20T10:00:00.000Z",
+    }
+    return json.dumps(event).encode()
+
+
+def submit_job(aws: SimulatedAws, folder: Path) -> str:
     """`lakehouse submit -- --available-now --final-compaction` to a standalone master and
     worker of their own: the executors read Kinesis and write S3 as the worker's host, which
-    holds the job's role (as an instance or container role would)."""
+    holds the job's role (as an instance or container role would). Returns the job's log."""
     host = {"PATH": os.environ["PATH"], **aws.environment(JOB_ROLE)}
+    folder.mkdir(parents=True)
     with spark_cluster(folder / "cluster", host) as cluster:
         log = folder / "job.log"
         command = [sys.executable, "-m", "lakehouse.cli", "submit", "--master", cluster.master]
@@ -197,6 +245,7 @@ def submit_job(aws: SimulatedAws, folder: Path) -> None:
     executor_logs = list((folder / "cluster" / "work").glob("app-*/*/stderr"))
     assert executor_logs, "no executor ran on the worker"
     assert any("Finished task" in p.read_text(errors="replace") for p in executor_logs)
+    return text
 
 
 def trino_rows(trino: Endpoints, sql: str) -> list[list]:
