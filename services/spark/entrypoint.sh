@@ -6,6 +6,8 @@
 #                     run the streaming job's driver against $SPARK_MASTER_URL
 #   job-cdc [ARGS...] the job over the CDC part's streams (compose profile `cdc`)
 #   metastore         Hive Metastore 2.3 Thrift server (lakehouse/hive-metastore image)
+#   driver ARGS...    Spark on Kubernetes' driver pod (lakehouse submit --master k8s://...)
+#   executor          Spark on Kubernetes' executor pods (their settings: the environment)
 #   anything else     executed as is
 set -euo pipefail
 : "${SPARK_MASTER_URL:=spark://spark-master:7077}"
@@ -41,5 +43,35 @@ case "$role" in
     cp="${HIVE_CONF_DIR:-/opt/hive/conf}:$SPARK_HOME/jars/*:$(ls /opt/lakehouse/jars/hadoop-aws-*.jar):$(ls /opt/lakehouse/jars/aws-java-sdk-bundle-*.jar):/usr/share/java/postgresql.jar"
     # As local mode: the schema step (lakehouse.metastore_schema) first, then the metastore.
     exec python -m lakehouse.metastore_schema -- java "-Xmx${HMS_HEAP:-384m}" -cp "$cp" org.apache.hadoop.hive.metastore.HiveMetaStore -p "${HMS_PORT:-9083}" "$@" ;;
+  driver)
+    # Spark starts the pod as `driver --properties-file F --class
+    # org.apache.spark.deploy.PythonRunner local:///opt/lakehouse/run_job.py JOB_ARGS...`.
+    # Run as the job role does: python is the driver's parent process, so the pod's SIGTERM
+    # reaches the job's graceful stop (under spark-submit, the JVM would get it instead).
+    submit=(--deploy-mode client --conf "spark.driver.bindAddress=${SPARK_DRIVER_BIND_ADDRESS:-0.0.0.0}")
+    script=""
+    while [ $# -gt 0 ]; do
+      case "$1" in
+        --class) shift 2 ;;
+        local://*) script="${1#local://}"; shift; break ;;
+        *) submit+=("$1"); shift ;;
+      esac
+    done
+    [ -n "$script" ] || { echo "driver: no local:// script among its arguments" >&2; exit 2; }
+    PYSPARK_SUBMIT_ARGS="$(printf '%q ' "${submit[@]}")pyspark-shell"
+    export PYSPARK_SUBMIT_ARGS
+    exec python "$script" "$@" ;;
+  executor)
+    # Spark passes an executor's settings as environment variables; its JVM options as
+    # SPARK_JAVA_OPT_0, _1, ... in that order.
+    readarray -t java_opts < <(env | grep '^SPARK_JAVA_OPT_' | sort -t_ -k4 -n | sed 's/^[^=]*=//')
+    exec "$JAVA_HOME/bin/java" "${java_opts[@]}" \
+      -Xms"$SPARK_EXECUTOR_MEMORY" -Xmx"$SPARK_EXECUTOR_MEMORY" \
+      -cp "${SPARK_CONF_DIR:-/opt/spark/conf}:${SPARK_CLASSPATH:+$SPARK_CLASSPATH:}$SPARK_HOME/jars/*" \
+      org.apache.spark.scheduler.cluster.k8s.KubernetesExecutorBackend \
+      --driver-url "$SPARK_DRIVER_URL" --executor-id "$SPARK_EXECUTOR_ID" \
+      --cores "$SPARK_EXECUTOR_CORES" --app-id "$SPARK_APPLICATION_ID" \
+      --hostname "$SPARK_EXECUTOR_POD_IP" --resourceProfileId "${SPARK_RESOURCE_PROFILE_ID:-0}" \
+      --podName "$SPARK_EXECUTOR_POD_NAME" ;;
   *) exec "$role" "$@" ;;
 esac

@@ -207,15 +207,16 @@ def cmd_aws_policy(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_submit(settings: Settings, args: argparse.Namespace) -> int:
-    """The job with its executors on a Spark standalone cluster (lakehouse.submit), as an
-    EMR Serverless job run (lakehouse.emr_serverless) or as a step of an EMR cluster
-    (lakehouse.emr_on_ec2)."""
+    """The job with its executors on a Spark standalone cluster (lakehouse.submit), as pods
+    on Kubernetes (lakehouse.kubernetes), as an EMR Serverless job run
+    (lakehouse.emr_serverless) or as a step of an EMR cluster (lakehouse.emr_on_ec2)."""
     from lakehouse import submit
 
     targets = [t for t in ("master", "emr_serverless", "emr_cluster") if getattr(args, t)]
     if len(targets) != 1:
         _say(
-            "error: say where, once: --master spark://host:7077, --emr-serverless "
+            "error: say where, once: --master spark://host:7077 or k8s://https://host:port, "
+            "--emr-serverless "
             "APPLICATION_ID or --emr-cluster CLUSTER_ID"
         )
         return 2
@@ -223,6 +224,11 @@ def cmd_submit(settings: Settings, args: argparse.Namespace) -> int:
         return _submit_emr_serverless(settings, args)
     if args.emr_cluster:
         return _submit_emr_on_ec2(settings, args)
+    job_args = _job_args(settings, [a for a in args.job_args if a != "--"])
+    if job_args is None:
+        return 2
+    if args.master.startswith("k8s://"):
+        return _submit_kubernetes(settings, args, job_args)
     cluster = submit.Cluster(
         master=args.master,
         total_executor_cores=args.total_executor_cores,
@@ -230,12 +236,33 @@ def cmd_submit(settings: Settings, args: argparse.Namespace) -> int:
         driver_host=args.driver_host,
         ship_jars=args.ship_jars,
     )
-    job_args = _job_args(settings, [a for a in args.job_args if a != "--"])
-    if job_args is None:
-        return 2
     env = submit.cluster_env(settings, cluster)
     _say(f"The job's driver here, its executors on {cluster.master}")
     return _in_foreground(job_launcher.job_command(job_args, master=cluster.master), env)
+
+
+def _submit_kubernetes(settings: Settings, args: argparse.Namespace, job_args: list[str]) -> int:
+    from lakehouse import kubernetes
+
+    run = kubernetes.KubernetesRun(
+        master=args.master,
+        image=args.image,
+        namespace=args.namespace,
+        service_account=args.service_account,
+        executors=args.executors,
+        executor_memory=args.executor_memory,
+    )
+    command = kubernetes.prepare(settings, run, job_args)
+    if args.dry_run:
+        _say("dry run: start it with")
+        print(shlex.join(command))
+        return 0
+    _say(f"The job's driver and executors as pods in namespace {run.namespace} of {run.master}")
+    env = {**os.environ, "JAVA_HOME": str(installers.spark_java_home())}
+    rc = subprocess.run(command, env=env).returncode
+    if rc == 0:
+        _say(f"the driver's pod is created; follow it: {kubernetes.follow_hint(run)}")
+    return rc
 
 
 def _emr_request(
@@ -614,7 +641,7 @@ COMMANDS: dict[str, tuple[Callable[[Settings, argparse.Namespace], int], str]] =
     "compose": (cmd_compose, "the stack in containers: prepare | up | status | down"),
     "schema": (cmd_schema, "schema diff: what the job's next start changes in each table"),
     "backfill": (cmd_backfill, "refill an entry's Hudi tables from its raw JSON copy"),
-    "submit": (cmd_submit, "the job on a standalone Spark cluster or as an EMR Serverless run"),
+    "submit": (cmd_submit, "the job on a Spark cluster: standalone, Kubernetes or EMR"),
     "cost": (cmd_cost, "monthly cost of this pipeline on AWS, from dated list prices"),
     "aws-trino-catalogs": (cmd_aws_trino_catalogs, "Trino's catalog files for the tables in Glue"),
     "aws-policy": (cmd_aws_policy, "the job's or load generator's IAM policy for your account"),
@@ -687,7 +714,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--tables", help="tables file (default: $LAKEHOUSE_TABLES, else packaged)"
     )
     submit = parsers["submit"]
-    submit.add_argument("--master", help="the standalone master: spark://host:7077")
+    submit.add_argument(
+        "--master",
+        help="the standalone master, spark://host:7077, or Kubernetes, k8s://https://host:port",
+    )
+    k8s = submit.add_argument_group("Kubernetes (--master k8s://...; docs/aws.md)")
+    k8s.add_argument("--image", default="", help="the lakehouse/spark image the pods run")
+    k8s.add_argument("--namespace", default="default")
+    k8s.add_argument(
+        "--service-account",
+        default="lakehouse-job",
+        help="the driver's service account (bound to the job's IAM role on EKS)",
+    )
+    k8s.add_argument("--executors", type=int, default=1, help="executor pods")
     emr = submit.add_argument_group("EMR (instead of --master; docs/aws.md)")
     emr.add_argument("--emr-serverless", metavar="APPLICATION_ID", help="start a job run there")
     emr.add_argument(
@@ -706,7 +745,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="where the request (StartJobRun, or AddJobFlowSteps) is written",
     )
     emr.add_argument(
-        "--dry-run", action="store_true", help="upload and write the request, start nothing"
+        "--dry-run",
+        action="store_true",
+        help="upload and write the request (Kubernetes: print the command), start nothing",
     )
     submit.add_argument("--total-executor-cores", type=int, default=1)
     submit.add_argument("--executor-memory", default="1g")

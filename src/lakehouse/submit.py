@@ -47,8 +47,8 @@ class Cluster:
     def __post_init__(self) -> None:
         if not self.master.startswith("spark://"):
             raise SubmitError(
-                f"--master {self.master!r}: a standalone master's URL, spark://host:7077 "
-                "(Kubernetes and EMR are not submitted to yet: docs/aws.md)"
+                f"--master {self.master!r}: a standalone master's URL, spark://host:7077, or "
+                "Kubernetes', k8s://https://host:port (EMR: --emr-serverless, --emr-cluster)"
             )
 
 
