@@ -194,8 +194,8 @@ def test_load_job_and_glue_on_a_simulated_account(
             types = {c["Name"]: c["Type"] for c in columns["StorageDescriptor"]["Columns"]}
             assert types["qty"] == "double", table
         for table, where in queries.items():
-            found = dict(trino_rows(trino, f"SELECT order_id, qty FROM {table} {where}"))
-            assert found == {**old_qty, **new_orders}, table
+            qty = dict(trino_rows(trino, f"SELECT order_id, qty FROM {table} {where}"))
+            assert qty == {**old_qty, **new_orders}, table
 
 
 def widened_order(key: str, qty: float) -> bytes:

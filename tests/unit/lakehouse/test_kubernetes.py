@@ -53,7 +53,7 @@ def api(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[tuple[str, 
     target's (conftest.AWS), as its `aws` fixture's."""
     for key, value in {**AWS, "KUBECONFIG": str(tmp_path / "none")}.items():
         monkeypatch.setenv(key, value)
-    requests: ClassVar[list[dict]] = []
+    requests: list[dict] = []
     handler = type("Recorder", (RecordingApi,), {"requests": requests})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

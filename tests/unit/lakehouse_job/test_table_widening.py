@@ -69,9 +69,8 @@ class DictCatalog:
 @pytest.fixture
 def widened_orders(tmp_path: Path) -> dict[str, TableSpec]:
     """The orders entry alone, declaring qty a double and unit_price a decimal(12,2)."""
-    text = TABLES_YAML.read_text().replace(
-        "amount: double\n", "amount: double\n      qty: double\n      unit_price: decimal(12,2)\n", 1
-    )
+    wide = "      qty: double\n      unit_price: decimal(12,2)\n"
+    text = TABLES_YAML.read_text().replace("amount: double\n", "amount: double\n" + wide, 1)
     (tmp_path / "tables.yaml").write_text(text)
     return {"orders": load_tables(tmp_path / "tables.yaml")["orders"]}
 
