@@ -25,6 +25,7 @@ SPARK_CLASS = Path(pyspark.__file__).parent / "bin" / "spark-class"
 class SparkCluster:
     master: str
     ui: str
+    work_dir: Path  # the worker's: work/<application id>/<executor id>/stderr
 
     def state(self) -> dict:
         with urllib.request.urlopen(f"{self.ui}/json/", timeout=5) as response:
@@ -44,7 +45,9 @@ def spark_cluster(
         "SPARK_WORKER_DIR": str(folder / "work"),
         "SPARK_LOG_DIR": str(folder),
     }
-    cluster = SparkCluster(f"spark://127.0.0.1:{port}", f"http://127.0.0.1:{ui_port}")
+    cluster = SparkCluster(
+        f"spark://127.0.0.1:{port}", f"http://127.0.0.1:{ui_port}", folder / "work"
+    )
     processes = []
     try:
         for name, args in (
