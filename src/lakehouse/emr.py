@@ -105,11 +105,7 @@ def spark_conf(env: Mapping[str, str], jars: Sequence[str], python_env: str) -> 
     """The run's Spark settings on any EMR: spark-defaults.conf resolved against the aws
     target's `env`, the Glue catalog, the jars and the Python environment (the executors';
     where the driver finds it depends on how it runs, so the caller adds that)."""
-    conf = {
-        key: submit.resolve_env_refs(value, env)
-        for key, value in submit.spark_defaults().items()
-        if not key.startswith(NOT_ON_EMR)
-    }
+    conf = submit.resolved_spark_defaults(env, leave_out=NOT_ON_EMR)
     conf.update(
         {
             "spark.hadoop.hive.metastore.client.factory.class": GLUE_HIVE_CLIENT,
@@ -121,10 +117,15 @@ def spark_conf(env: Mapping[str, str], jars: Sequence[str], python_env: str) -> 
     return conf
 
 
+def names_tables_file(job_args: Sequence[str]) -> bool:
+    """Whether the job's arguments name a tables file (one on this machine)."""
+    return any(arg == "--tables" or arg.startswith("--tables=") for arg in job_args)
+
+
 def remote_job_args(settings: Settings, local_args: Sequence[str]) -> list[str]:
     """`lakehouse run`'s arguments (job_launcher.default_job_args, then the user's) for a
     driver that has none of this machine's settings or files."""
-    if any(arg == "--tables" or arg.startswith("--tables=") for arg in local_args):
+    if names_tables_file(local_args):
         raise EmrError(
             "--tables names a file on this machine, which the driver on EMR cannot read: "
             "put your tables file in the Python environment (the Dockerfile's TABLES "

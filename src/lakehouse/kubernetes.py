@@ -69,10 +69,7 @@ class KubernetesRun:
 def spark_conf(settings: Settings, run: KubernetesRun) -> dict[str, str]:
     """The application's Spark settings: spark-defaults.conf resolved for this target, the
     image's class path, the pods' image, account and templates."""
-    env = settings.service_env()
-    conf = {
-        key: submit.resolve_env_refs(value, env) for key, value in submit.spark_defaults().items()
-    }
+    conf = submit.resolved_spark_defaults(settings.service_env())
     jars = (
         [IMAGE_JARS, IMAGE_GLUE_JARS] if settings["LAKEHOUSE_CATALOG"] == "glue" else [IMAGE_JARS]
     )
@@ -114,7 +111,7 @@ def prepare(settings: Settings, run: KubernetesRun, local_args: Sequence[str]) -
     """Check that the job can run there; the spark-submit command that starts it."""
     if settings["LAKEHOUSE_CATALOG"] == "hive" and not settings.hms_uri:
         raise submit.SubmitError("the job's catalog is Hive without a metastore: use glue")
-    if any(arg == "--tables" or arg.startswith("--tables=") for arg in local_args):
+    if emr.names_tables_file(local_args):
         raise submit.SubmitError(
             "--tables names a file on this machine, which the driver's pod cannot read: "
             "build the image with your tables file as src/lakehouse_tables/tables.yaml, "

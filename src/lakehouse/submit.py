@@ -62,6 +62,19 @@ def spark_defaults(path: Path = SPARK_DEFAULTS) -> dict[str, str]:
     return settings
 
 
+def resolved_spark_defaults(
+    env: Mapping[str, str], leave_out: tuple[str, ...] = ()
+) -> dict[str, str]:
+    """spark-defaults.conf with every ${env.NAME} resolved from `env`, for a driver that
+    has none of this machine's environment (EMR, Kubernetes); keys starting with one of
+    `leave_out` are left out."""
+    return {
+        key: resolve_env_refs(value, env)
+        for key, value in spark_defaults().items()
+        if not key.startswith(leave_out)
+    }
+
+
 def resolve_env_refs(value: str, env: Mapping[str, str]) -> str:
     """`value` with Hadoop's ${env.NAME} references replaced from `env`."""
 

@@ -38,16 +38,16 @@ def spark_cluster(
 ) -> Iterator[SparkCluster]:
     folder.mkdir(parents=True, exist_ok=True)
     port, ui_port, worker_ui = free_port(), free_port(), free_port()
+    cluster = SparkCluster(
+        f"spark://127.0.0.1:{port}", f"http://127.0.0.1:{ui_port}", folder / "work"
+    )
     env = {
         **host_env,
         "JAVA_HOME": str(installers.spark_java_home()),
         "SPARK_LOCAL_IP": "127.0.0.1",
-        "SPARK_WORKER_DIR": str(folder / "work"),
+        "SPARK_WORKER_DIR": str(cluster.work_dir),
         "SPARK_LOG_DIR": str(folder),
     }
-    cluster = SparkCluster(
-        f"spark://127.0.0.1:{port}", f"http://127.0.0.1:{ui_port}", folder / "work"
-    )
     processes = []
     try:
         for name, args in (
