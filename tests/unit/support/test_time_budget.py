@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.time_budget import REFERENCE_PROBE_S, over_budget, scaled_budget, speed_probe
+from tests.support.time_budget import REFERENCE_PROBE_S, over_budget, speed_probe, stretched_budget
 
 pytestmark = pytest.mark.unit
 
@@ -23,15 +23,18 @@ def test_a_session_over_its_budget_fails_naming_the_budget() -> None:
 
 def test_a_machine_half_as_fast_gets_twice_the_time() -> None:
     slow = 2 * REFERENCE_PROBE_S
-    assert scaled_budget(1000.0, slow) == pytest.approx(2000.0)
+    assert stretched_budget(1000.0, slow) == pytest.approx(2000.0)
     assert over_budget(1900.0, 1000.0, slow) is None
     message = over_budget(2100.0, 1000.0, slow)
     assert message is not None
-    assert "over its budget of 2000 s" in message and "scaled from 1000 s" in message
+    assert "over its budget of 2000 s" in message and "stretched from 1000 s" in message
 
 
-def test_a_faster_machine_gets_less_time() -> None:
-    assert over_budget(900.0, 1000.0, REFERENCE_PROBE_S / 2) is not None
+def test_a_fast_probe_does_not_shorten_the_budget() -> None:
+    fast = REFERENCE_PROBE_S / 2
+    assert stretched_budget(1000.0, fast) == pytest.approx(1000.0)
+    assert over_budget(900.0, 1000.0, fast) is None
+    assert over_budget(1100.0, 1000.0, fast) is not None
 
 
 def test_the_speed_probe_times_its_loop() -> None:
