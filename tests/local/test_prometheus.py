@@ -1,6 +1,7 @@
 """Prometheus over the local stack (marker `local`): it scrapes a running job's own
 metrics and Spark's, its recording and alert rules load and evaluate, the job-down alert
-fires when the job stops and resolves when it resumes, and promtool's unit tests of the
+fires when the job stops and resolves when it resumes, the freshness and quarantine alerts
+turn active on the stale and bad records sent meanwhile, and promtool's unit tests of the
 alert rules pass (services/prometheus)."""
 
 from __future__ import annotations
@@ -63,17 +64,17 @@ def labels(run: Run, query: str, label: str) -> set[str]:
     return {r["metric"][label] for r in prometheus(run, "/api/v1/query", query=query)["result"]}
 
 
-def job_down_state(url: str, metrics_port: int) -> str | None:
-    """LakehouseJobDown's state (pending, firing) for the job on that port; None when it
-    is not active."""
+def alert_state(url: str, name: str, **labels: str) -> str | None:
+    """The state (pending, firing) of the alert `name` whose labels include `labels`; None
+    when it is not active."""
     with urllib.request.urlopen(f"{url}/api/v1/alerts", timeout=10) as response:
         alerts = json.load(response)["data"]["alerts"]
     return next(
         (
             a["state"]
             for a in alerts
-            if a["labels"].get("alertname") == "LakehouseJobDown"
-            and a["labels"].get("instance") == f"127.0.0.1:{metrics_port}"
+            if a["labels"].get("alertname") == name
+            and all(a["labels"].get(k) == v for k, v in labels.items())
         ),
         None,
     )
@@ -157,25 +158,44 @@ def test_prometheus_scrapes_the_job_and_spark_and_evaluates_the_rules(run: Run) 
             timeout_s=90,
         )
         assert missing == [], missing
-        # An alert provoked live: the job stopped (SIGSTOP: its metrics stop answering)
-        # fires LakehouseJobDown after the rule's minute; resumed, the alert resolves and
-        # the job goes on with the next record.
+        # Alerts provoked live. The job stopped (SIGSTOP: its metrics stop answering) fires
+        # LakehouseJobDown after the rule's minute; records sent meanwhile wait for it, so
+        # once it resumes (the alert resolved) their batch is over a minute old: CoW's p95
+        # freshness passes the 30 s line, and with one more record quarantined (3 of 27)
+        # the quarantine ratio passes 5 %. Those two rules turn active (pending: their
+        # 2 minutes of `for` are promtool's to prove, test_the_alert_rules_fire_on_their_cases).
+        job_down = {"instance": f"127.0.0.1:{metrics_port}"}
         os.killpg(job.pid, signal.SIGSTOP)
         try:
+            run.put([order(n) for n in range(22, 26)] + [b"still not json"])
             wait_for(
-                lambda: job_down_state(url, metrics_port) == "firing",
+                lambda: alert_state(url, "LakehouseJobDown", **job_down) == "firing",
                 180,
                 "LakehouseJobDown to fire for the stopped job",
             )
         finally:
             os.killpg(job.pid, signal.SIGCONT)
-        wait_for(lambda: job_down_state(url, metrics_port) is None, 60, "the alert to resolve")
-        run.put([order(22)])
         wait_for(
-            lambda: value(run, f"sum(lakehouse_job_records_total{{{instance}}})") == 23,
-            120,
-            f"the resumed job's next record:\n{tail(run.log)}",
+            lambda: alert_state(url, "LakehouseJobDown", **job_down) is None,
+            60,
+            "the alert to resolve",
         )
+        wait_for(
+            lambda: value(run, f"sum(lakehouse_job_records_total{{{instance}}})") == 27,
+            120,
+            f"the resumed job's records:\n{tail(run.log)}",
+        )
+        for name, alert_labels in (
+            ("LakehouseFreshnessHigh", {"sink": "hudi_orders_cow"}),
+            ("LakehouseQuarantineSpike", {}),
+        ):
+            wait_for(
+                lambda name=name, alert_labels=alert_labels: (
+                    alert_state(url, name, **alert_labels) is not None
+                ),
+                60,
+                f"{name} to turn active",
+            )
     finally:
         job.send_signal(signal.SIGTERM)
         job.wait(120)

@@ -3,12 +3,13 @@
 For each profile and rate: a fresh stream, the job started on it and warmed up at the
 rate, then a producer thread sends orders at the rate for `seconds`. Freshness is each
 record's write in each sink minus its Kinesis arrival, from the job's per-batch record
-(bench.freshness), so nothing else runs beside the job but the producer and the stack.
+(bench.freshness), so nothing else runs beside the job but the producer and the stack;
+after the run, the same figure is read back from the tables for every writer, Hudi's own
+sink too (bench.table_freshness).
 With `probe`, threads also poll what readers see: Trino for the CoW table and the MoR
 read-optimized view, hudi-rs for the MoR snapshot (Trino cannot read it), the time from
-sending an event to the first poll that sees it; the only freshness of Hudi's own sink,
-which keeps no such record. Every profile gets the same events (same keys, values and
-order; only the clock differs).
+sending an event to the first poll that sees it. Every profile gets the same events (same
+keys, values and order; only the clock differs).
 """
 
 from __future__ import annotations
@@ -31,9 +32,9 @@ from typing import Any
 
 import yaml
 
-from lakehouse.bench import freshness, procstats
+from lakehouse.bench import freshness, procstats, table_freshness
 from lakehouse.bootstrap import ensure_stream
-from lakehouse.clients import hudi_rs_table, kinesis_client, trino_connection
+from lakehouse.clients import hudi_rs_table, kinesis_client, s3_client, trino_connection
 from lakehouse.config import Settings
 from lakehouse.job_launcher import job_command, job_env
 from lakehouse_tables.declarations import TABLES_YAML
@@ -366,6 +367,7 @@ def _measure(
         probe.stop.set()
     if producer.error:
         raise producer.error
+    tables = tables_freshness(settings, warehouse, started, started + sent_window)
     lines = [b for b in _metric_lines(metrics) if b["finished_at"] >= started]
     batches = [b for b in lines if b["records"]]
     per_sink: dict[str, list[float]] = {}
@@ -400,6 +402,9 @@ def _measure(
         # Per sink, every record that arrived while sending: its write's end minus its
         # arrival (the job's metrics file); the yardstick writes no such record.
         "freshness": freshness.by_sink(lines, started, started + sent_window),
+        # Per table, read back after the run: each row's commit completion minus its
+        # arrival, the measure Hudi's sink has too (bench.table_freshness).
+        "freshness_tables": tables,
         **({"freshness_polled": polled} if probes else {}),
         "sink_seconds": {
             name: {"mean": round(statistics.mean(v), 2), "p95": pct(v, 0.95)}
@@ -419,6 +424,29 @@ def _measure(
         "send_seconds": round(sent_window, 1),
         "workdir": str(metrics.parent),
     }
+
+
+# The benchmark's Hudi tables and their types, as every profile names them.
+MEASURED_TABLES = {"hudi_orders_cow": "COPY_ON_WRITE", "hudi_orders_mor": "MERGE_ON_READ"}
+
+
+def tables_freshness(settings: Settings, warehouse: str, since: float, until: float) -> dict:
+    """bench.table_freshness of each measured table; a table that cannot be read back gets
+    its error in place of figures (the run's other figures stand)."""
+    s3 = s3_client(settings.endpoints)
+
+    def read(uri: str) -> list:
+        return hudi_rs_table(settings.endpoints, uri.replace("s3a://", "s3://", 1)).read()
+
+    found: dict[str, dict] = {}
+    for table, table_type in MEASURED_TABLES.items():
+        try:
+            found[table] = table_freshness.measure(
+                s3, read, f"{warehouse}/{table}", table_type, since, until
+            )
+        except Exception as error:
+            found[table] = {"error": f"{type(error).__name__}: {error}"}
+    return found
 
 
 def _metric_lines(metrics: Path) -> list[dict]:

@@ -188,11 +188,12 @@ def rate_medians(runs: list[dict]) -> dict[str, dict]:
     for key in dict.fromkeys(f"{r['profile']}@{r['rate']}" for r in runs):
         mine = [r for r in runs if f"{r['profile']}@{r['rate']}" == key]
         figures = {name: spread([r[name] for r in mine]) for name in RATE_FIGURES}
-        for sink in mine[0]["freshness"]:
-            for q in ("p50", "p95", "max"):
-                values = [r["freshness"].get(sink, {}).get(q) for r in mine]
-                if all(v is not None for v in values):
-                    figures[f"freshness.{sink}.{q}"] = spread(values)
+        for measure in ("freshness", "freshness_tables"):
+            for sink in mine[0].get(measure, {}):
+                for q in ("p50", "p95", "max"):
+                    values = [r[measure].get(sink, {}).get(q) for r in mine]
+                    if all(v is not None for v in values):
+                        figures[f"{measure}.{sink}.{q}"] = spread(values)
         found[key] = figures
     return found
 
@@ -272,9 +273,10 @@ def ratios(runs: list[dict]) -> dict:
 
 
 def cow_p95s(*runs: dict) -> list[float | None]:
-    """The runs' CoW p95 freshness by one measure: the job's record where every run has
-    it, else the polled one (Hudi's sink keeps no record), else none."""
-    for key in ("freshness", "freshness_polled"):
+    """The runs' CoW p95 freshness by one measure: read back from the table (every writer
+    has it), else the job's record where every run has it (Hudi's sink keeps none), else
+    the polled one, else none."""
+    for key in ("freshness_tables", "freshness", "freshness_polled"):
         found = [r.get(key, {}).get("hudi_orders_cow", {}).get("p95") for r in runs]
         if all(found):
             return found
@@ -294,6 +296,14 @@ def _one_line(r: dict) -> str:
         if cow
         else "CoW freshness: no record from this writer"
     )
+    table = r.get("freshness_tables", {}).get("hudi_orders_cow", {})
+    if table.get("p95") is not None:
+        fresh += (
+            f", from the table p50/p95/max {table['p50']}/{table['p95']}/{table['max']}s "
+            f"({table['records']:,} rows, {table['unresolved']:,} unresolved)"
+        )
+    elif "error" in table:
+        fresh += f", from the table: {table['error']}"
     if polled:
         fresh += f", polled p50/p95 {polled['p50']}/{polled['p95']}s"
     return (

@@ -36,6 +36,17 @@ def test_the_cow_ratio_compares_one_measure_polled_where_a_writer_keeps_no_recor
     assert ratios([unpolled, hudi_sink])["fast_vs_hudi-sink@1000"]["fresher_cow_p95"] is None
 
 
+def test_the_cow_ratio_prefers_the_tables_read_back_which_every_writer_has() -> None:
+    def read_back(p95: float) -> dict:
+        return {"freshness_tables": {"hudi_orders_cow": {"p95": p95}}}
+
+    hudi_sink = run("hudi-sink", 900, 0.5, 0) | {"freshness": {}} | read_back(9.0)
+    fast = run("fast", 900, 0.5, 5) | read_back(4.5)
+    assert ratios([fast, hudi_sink])["fast_vs_hudi-sink@1000"]["fresher_cow_p95"] == 2.0
+    medians = rate_medians([fast | {"backlog_end": 0, "job_rss_mib": 1300}])["fast@1000"]
+    assert medians["freshness_tables.hudi_orders_cow.p95"]["median"] == 4.5
+
+
 def test_repeats_give_each_profile_and_rate_medians_and_ranges() -> None:
     runs = [run("fast", per_s, 0.5, p95) for per_s, p95 in ((900, 6), (950, 9), (1000, 7))]
     for n, r in enumerate(runs, 1):
