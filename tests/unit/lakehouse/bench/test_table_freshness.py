@@ -35,7 +35,7 @@ def test_each_row_in_the_window_counts_once_and_an_archived_commit_is_counted_ap
     rows = [("c1", 100.0), ("c1", 103.5), ("c2", 110.0), ("gone", 104.0), ("c2", 99.0)]
     samples, unresolved = row_freshness(rows, completed, since=100.0, until=111.0)
     assert sorted(samples) == [(1.5, 1), (2.0, 1), (5.0, 1)]
-    assert unresolved == 1  # the row of 99.0 is before the window
+    assert unresolved == 1  # the row of "gone"; the row of 99.0 is before the window
 
 
 def test_rows_are_read_from_arrow_batches_whatever_the_timestamp_unit() -> None:
