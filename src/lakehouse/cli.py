@@ -504,6 +504,9 @@ def verify_compose(settings: Settings, table_suffix: str, timeout_s: float = 300
         while (done := project.job_records_processed()) < acked:
             if time.monotonic() > deadline:
                 _say(f"The job has processed {done:,} of {acked:,} records; checking anyway")
+                _say(
+                    "  (why the job is behind: `docker compose logs job`, `docker compose ps job`)"
+                )
                 break
             _say(f"  the job has processed {done:,} of {acked:,} records; waiting")
             time.sleep(5)

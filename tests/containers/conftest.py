@@ -120,6 +120,13 @@ class Stack:
         with urllib.request.urlopen(self.url(port_key, path), timeout=10) as response:
             return json.loads(response.read())
 
+    def diagnosis(self, *services: str, tail: int = 80) -> str:
+        """What a failed check needs to be read: every container's state and restarts, and
+        the last log lines of the services named (all when none are)."""
+        states = self.compose("ps", "-a", "--format", "{{.Service}} {{.State}} {{.Status}}")
+        logs = self.compose("logs", "--no-color", f"--tail={tail}", *services)
+        return f"containers:\n{states.stdout}\nlogs:\n{logs.stdout[-12000:]}{logs.stderr[-2000:]}"
+
     def down(self) -> subprocess.CompletedProcess[str]:
         """docker compose down -v: containers, network and volumes of the project."""
         return self.compose("down", "-v", "--remove-orphans", timeout=300)

@@ -117,7 +117,10 @@ def test_locust_load_lands_in_trino_exactly(
 
     deadline = time.monotonic() + 600
     while (done := records_processed(stack, tmp_path)) < acked:
-        assert time.monotonic() < deadline, f"the job processed {done} of {acked} records"
+        assert time.monotonic() < deadline, (
+            f"the job processed {done} of {acked} records\n"
+            + stack.diagnosis("job", "spark-master", "spark-worker")
+        )
         time.sleep(3)
     stop_job(stack)
 
