@@ -24,7 +24,7 @@ QUERIES: Mapping[str, str] = {
     "rates": "sum by (event_type, outcome) (rate(lakehouse_job_records_total[1m]))",
     "behind": "max(lakehouse_job_kinesis_millis_behind_latest) / 1000",
     "shards_behind": "sum(lakehouse_job_kinesis_shards_with_lag)",
-    "freshness": "lakehouse:freshness_seconds:p95_5m",
+    "freshness": "max by (sink) (lakehouse:freshness_seconds:p95_5m)",
     "stages": "lakehouse:stage_seconds:p95_5m",
     "last_batch_age": "time() - max(lakehouse_job_last_batch_timestamp_seconds)",
     "job_up": 'max(up{job="lakehouse-job"})',

@@ -164,19 +164,19 @@ def test_prometheus_scrapes_the_job_and_spark_and_evaluates_the_rules(run: Run) 
         # freshness passes the 30 s line, and with one more record quarantined (3 of 27)
         # the quarantine ratio passes 5 %. Those two rules turn active (pending: their
         # 2 minutes of `for` are promtool's to prove, test_the_alert_rules_fire_on_their_cases).
-        job_down = {"instance": f"127.0.0.1:{metrics_port}"}
+        this_job = {"instance": f"127.0.0.1:{metrics_port}"}
         os.killpg(job.pid, signal.SIGSTOP)
         try:
             run.put([order(n) for n in range(22, 26)] + [b"still not json"])
             wait_for(
-                lambda: alert_state(url, "LakehouseJobDown", **job_down) == "firing",
+                lambda: alert_state(url, "LakehouseJobDown", **this_job) == "firing",
                 180,
                 "LakehouseJobDown to fire for the stopped job",
             )
         finally:
             os.killpg(job.pid, signal.SIGCONT)
         wait_for(
-            lambda: alert_state(url, "LakehouseJobDown", **job_down) is None,
+            lambda: alert_state(url, "LakehouseJobDown", **this_job) is None,
             60,
             "the alert to resolve",
         )
@@ -185,9 +185,10 @@ def test_prometheus_scrapes_the_job_and_spark_and_evaluates_the_rules(run: Run) 
             120,
             f"the resumed job's records:\n{tail(run.log)}",
         )
+        # Per job: the other tests' jobs (on the stack's default metrics port) do not count.
         for name, alert_labels in (
-            ("LakehouseFreshnessHigh", {"sink": "hudi_orders_cow"}),
-            ("LakehouseQuarantineSpike", {}),
+            ("LakehouseFreshnessHigh", {"sink": "hudi_orders_cow", **this_job}),
+            ("LakehouseQuarantineSpike", this_job),
         ):
             wait_for(
                 lambda name=name, alert_labels=alert_labels: (
