@@ -17,7 +17,7 @@ import os
 import subprocess
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,6 +41,8 @@ HOST_PORTS = {
     "PROMETHEUS_HOST_PORT": 19090,
     "GRAFANA_HOST_PORT": 13000,
 }
+# The services a job that falls behind is read by.
+JOB_SIDE = ("job", "spark-master", "spark-worker")
 
 
 def say(message: str) -> None:
@@ -120,9 +122,10 @@ class Stack:
         with urllib.request.urlopen(self.url(port_key, path), timeout=10) as response:
             return json.loads(response.read())
 
-    def diagnosis(self, *services: str, tail: int = 80) -> str:
+    def diagnosis(self, services: Sequence[str] = JOB_SIDE, tail: int = 80) -> str:
         """What a failed check needs to be read: every container's state and restarts, and
-        the last log lines of the services named (all when none are)."""
+        the last log lines of the services named (by default the job's side; all when
+        none are)."""
         states = self.compose("ps", "-a", "--format", "{{.Service}} {{.State}} {{.Status}}")
         logs = self.compose("logs", "--no-color", f"--tail={tail}", *services)
         return f"containers:\n{states.stdout}\nlogs:\n{logs.stdout[-12000:]}{logs.stderr[-2000:]}"

@@ -118,8 +118,7 @@ def test_locust_load_lands_in_trino_exactly(
     deadline = time.monotonic() + 600
     while (done := records_processed(stack, tmp_path)) < acked:
         assert time.monotonic() < deadline, (
-            f"the job processed {done} of {acked} records\n"
-            + stack.diagnosis("job", "spark-master", "spark-worker")
+            f"the job processed {done} of {acked} records\n" + stack.diagnosis()
         )
         time.sleep(3)
     stop_job(stack)
