@@ -18,7 +18,7 @@ help:
 	@echo "make demo        set up (first run downloads ~2 GB) and run the pipeline end to end"
 	@echo "make test        set up and run every test (unit, Java, local end-to-end, faults)"
 	@echo "make fault-test  fault injection against the local stack (marker faults)"
-	@echo "make fault-test-long  the same with dependencies paused and restarted, every crash point, the lag alerts (~45 min more)"
+	@echo "make fault-test-long  the same with dependencies paused and restarted, every crash point, the lag and storage alerts (~55 min more)"
 	@echo "make nemesis     10-minute soak under Locust load: random job kills and dependency restarts,"
 	@echo "                 then the ledger check; figures in bench/results/nemesis-<timestamp>.json"
 	@echo "make local-up | local-down | local-status   the service stack as host processes"
@@ -98,7 +98,8 @@ local-test: setup
 fault-test: setup
 	$(PYTEST) -m "faults and not long" -q --durations=15
 
-# Every fault test, dependencies paused and restarted included, the lag alerts (~45 min more).
+# Every fault test, dependencies paused and restarted included, the lag and storage alerts
+# (~55 min more).
 fault-test-long: setup
 	$(PYTEST) -m "faults and not soak" -q
 

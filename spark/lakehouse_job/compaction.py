@@ -58,11 +58,12 @@ class CompactionRunner:
         last_writes: Callable[[], Mapping[str, float]] | None = None,
         clock: Callable[[], float] = time.monotonic,
         write_lock: threading.Lock | None = None,
-        on_compaction: Callable[[str, bool], None] | None = None,
+        on_compaction: Callable[[str, int], None] | None = None,
     ) -> None:
         self.spark = spark
-        # (table name, succeeded) after each compaction of a pending plan (job metrics)
-        self.on_compaction = on_compaction or (lambda _table, _ok: None)
+        # (table name, failures in a row: 0 when it succeeded) after each compaction of the
+        # pending plans (job metrics)
+        self.on_compaction = on_compaction or (lambda _table, _failures: None)
         self.tables = tables
         self.interval_s = interval_s
         # table path -> clock() of its last write (the writer's); see compact_quiet_tables
@@ -167,9 +168,9 @@ class CompactionRunner:
         try:
             self._call("run", path, options)
         except Exception as exc:  # keep ingesting; the next round retries the plan
-            self.on_compaction(table, False)
             health.failures += 1
             health.consecutive_failures += 1
+            self.on_compaction(table, health.consecutive_failures)
             health.last_error = str(exc).splitlines()[0][:500] if str(exc) else repr(exc)
             log.warning(
                 "compaction of %s failed (%d in a row, %d in all; will retry): %s",
@@ -185,9 +186,9 @@ class CompactionRunner:
                 )
                 log.error("%s", self.failed)
             return
-        self.on_compaction(table, True)
         health.runs += 1
         health.consecutive_failures = 0
+        self.on_compaction(table, 0)
         health.last_success_at = time.time()
 
     def _write_status(self) -> None:

@@ -23,6 +23,8 @@ runs; these say what the pipeline does, per micro-batch and per sink:
     lakehouse_job_hudi_metric{table,metric}          Hudi's own metrics of the table's last
                                                      write (lakehouse_job.hudi_metrics)
     lakehouse_job_compactions_total{table,result}    Merge-on-Read compactions: ok, failed
+    lakehouse_job_compaction_failures_in_a_row{table}
+                                                     failed since the table's last success
     lakehouse_job_start_time_seconds                 when this run of the job started
 
 Everything is updated on the driver from what the job already computes (the batch's
@@ -139,6 +141,12 @@ class JobMetrics:
             ["table", "result"],
             registry=r,
         )
+        self.compaction_failures_in_a_row = Gauge(
+            "lakehouse_job_compaction_failures_in_a_row",
+            "Merge-on-Read compactions of the table failed since its last success",
+            ["table"],
+            registry=r,
+        )
         start = Gauge(
             "lakehouse_job_start_time_seconds", "When this run of the job started", registry=r
         )
@@ -150,8 +158,12 @@ class JobMetrics:
         for event_type in (*event_types, UNKNOWN_EVENT_TYPE):
             for outcome in ("valid", "quarantined"):
                 self.records.labels(event_type, outcome)
+        # The histograms too: a restarted job's first batch is often its stalest.
+        self.stage_seconds.labels("batch")
         for sink in sinks:
             self.sink_writes.labels(sink)
+            self.stage_seconds.labels(sink)
+            self.freshness.labels(sink)
 
     def serve(self, port: int, host: str = "127.0.0.1") -> None:
         """Serve /metrics on host:port from a daemon thread. A port in use (another job
@@ -198,5 +210,7 @@ class JobMetrics:
                 self.shard_behind_latest.labels(stream, shard).set(millis)
         self.missing_streams.set(len(lag["missing_streams"]))
 
-    def observe_compaction(self, table: str, ok: bool) -> None:
-        self.compactions.labels(table, "ok" if ok else "failed").inc()
+    def observe_compaction(self, table: str, failures_in_a_row: int) -> None:
+        """One compaction round of `table`: `failures_in_a_row` is 0 when it succeeded."""
+        self.compactions.labels(table, "failed" if failures_in_a_row else "ok").inc()
+        self.compaction_failures_in_a_row.labels(table).set(failures_in_a_row)

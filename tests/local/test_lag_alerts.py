@@ -14,36 +14,15 @@ from __future__ import annotations
 
 import json
 import math
-import signal
-import subprocess
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
 
-from lakehouse.services import prometheus_config_dir
 from tests.local.test_loadgen_stream import free_port
-from tests.local.test_prometheus import alert_state, order, value
 from tests.support.pipeline import Run, tail, wait_for
+from tests.support.prometheus import alert_state, order, prometheus_url, scraped_job, value
 
 pytestmark = [pytest.mark.faults, pytest.mark.long]
-
-
-@contextmanager
-def scraped_job(run: Run, port: int, *args: str) -> Iterator[tuple[subprocess.Popen, str]]:
-    """The job started with its metrics on `port`, which Prometheus scrapes (a target file
-    of its own); yields the process and its `instance` label. Stopped (SIGTERM) and the
-    target removed afterwards."""
-    target = prometheus_config_dir(run.settings) / "targets" / f"lakehouse-job-{port}.json"
-    target.write_text(json.dumps([{"targets": [f"127.0.0.1:{port}"]}]))
-    job = run.start_job(*args, "--metrics-port", str(port))
-    try:
-        yield job, f"127.0.0.1:{port}"
-    finally:
-        job.send_signal(signal.SIGTERM)
-        job.wait(180)
-        target.unlink()
 
 
 def interval_with_a_gap(now: float, first_batch: tuple[float, float], gap: float) -> int:
@@ -58,10 +37,6 @@ def interval_with_a_gap(now: float, first_batch: tuple[float, float], gap: float
         if boundary - earliest < interval and gap <= boundary - latest <= gap + latest - earliest:
             return interval
     raise AssertionError(f"no trigger interval brings the second batch {gap} s later")
-
-
-def prometheus_url(run: Run) -> str:
-    return f"http://127.0.0.1:{run.settings.port('PROMETHEUS_PORT')}"
 
 
 def test_lag_growing_fires_while_the_job_falls_behind_and_resolves_once_caught_up(

@@ -6,78 +6,33 @@ alert rules pass (services/prometheus)."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
-import urllib.parse
-import urllib.request
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from lakehouse import installers, top
 from lakehouse.config import load_settings
 from lakehouse.job_launcher import job_env
-from lakehouse.services import prometheus_config_dir, service_names
+from lakehouse.services import service_names
 from tests.local.test_loadgen_stream import free_port
 from tests.support.dashboards import panel_queries, queries_without_data
 from tests.support.pipeline import Run, tail, wait_for
+from tests.support.prometheus import (
+    alert_state,
+    labels,
+    order,
+    prometheus,
+    prometheus_url,
+    scrape_targets,
+    value,
+)
 
 pytestmark = pytest.mark.local
 
 RULES_TEST = Path(__file__).with_name("prometheus_rules_test.yml")
-
-
-def order(n: int) -> bytes:
-    return json.dumps(
-        {
-            "event_type": "orders",
-            "op": "c",
-            "order_id": f"o-{n}",
-            "customer_id": "c-1",
-            "amount": 1.5,
-            "status": "created",
-            "order_ts": "2026-11-25T10:00:00.000Z",
-            "items": [{"sku": "sku-1", "qty": 1, "price": "1.50"}],
-        }
-    ).encode()
-
-
-def prometheus(run: Run, path: str, **params: str) -> Any:
-    url = f"http://127.0.0.1:{run.settings.port('PROMETHEUS_PORT')}{path}"
-    if params:
-        url += "?" + urllib.parse.urlencode(params)
-    with urllib.request.urlopen(url, timeout=10) as response:
-        body = json.load(response)
-    assert body["status"] == "success", body
-    return body["data"]
-
-
-def value(run: Run, query: str) -> float | None:
-    result = prometheus(run, "/api/v1/query", query=query)["result"]
-    return float(result[0]["value"][1]) if result else None
-
-
-def labels(run: Run, query: str, label: str) -> set[str]:
-    return {r["metric"][label] for r in prometheus(run, "/api/v1/query", query=query)["result"]}
-
-
-def alert_state(url: str, name: str, **labels: str) -> str | None:
-    """The state (pending, firing) of the alert `name` whose labels include `labels`; None
-    when it is not active."""
-    with urllib.request.urlopen(f"{url}/api/v1/alerts", timeout=10) as response:
-        alerts = json.load(response)["data"]["alerts"]
-    return next(
-        (
-            a["state"]
-            for a in alerts
-            if a["labels"].get("alertname") == name
-            and all(a["labels"].get(k) == v for k, v in labels.items())
-        ),
-        None,
-    )
 
 
 def test_the_alert_rules_fire_on_their_cases() -> None:
@@ -94,117 +49,118 @@ def test_the_alert_rules_fire_on_their_cases() -> None:
 
 def test_prometheus_scrapes_the_job_and_spark_and_evaluates_the_rules(run: Run) -> None:
     metrics_port, ui_port = free_port(range(9470, 9490)), free_port(range(4090, 4100))
-    targets = prometheus_config_dir(run.settings) / "targets"
-    job_target = targets / f"lakehouse-job-{metrics_port}.json"
-    spark_target = targets / f"spark-driver-{ui_port}.json"
-    job_target.write_text(json.dumps([{"targets": [f"127.0.0.1:{metrics_port}"]}]))
-    spark_target.write_text(json.dumps([{"targets": [f"127.0.0.1:{ui_port}"]}]))
+    scraped = scrape_targets(run, {"lakehouse-job": metrics_port, "spark-driver": ui_port})
     submit = "--driver-class-path"  # PYSPARK_SUBMIT_ARGS of job_env, with a UI port of its own
-    job = run.start_job(
-        *("--trigger-seconds", "1", "--metrics-port", str(metrics_port)),
-        env={
-            "PYSPARK_SUBMIT_ARGS": job_env(run.settings)["PYSPARK_SUBMIT_ARGS"].replace(
-                submit, f"--conf spark.ui.port={ui_port} {submit}", 1
-            )
-        },
-    )
-    instance = f'instance="127.0.0.1:{metrics_port}"'
-    try:
-        run.put([order(n) for n in range(20)] + [b"not json", b"{}"])
-        wait_for(
-            lambda: value(run, f"sum(lakehouse_job_records_total{{{instance}}})") == 22,
-            240,
-            f"Prometheus to see the job's 22 records:\n{tail(run.log)}",
+    with scraped:
+        job = run.start_job(
+            *("--trigger-seconds", "1", "--metrics-port", str(metrics_port)),
+            env={
+                "PYSPARK_SUBMIT_ARGS": job_env(run.settings)["PYSPARK_SUBMIT_ARGS"].replace(
+                    submit, f"--conf spark.ui.port={ui_port} {submit}", 1
+                )
+            },
         )
-        valid = value(run, f'sum(lakehouse_job_records_total{{{instance},outcome="valid"}})')
-        quarantined = f'sum(lakehouse_job_records_total{{{instance},outcome="quarantined"}})'
-        assert (valid, value(run, quarantined)) == (20, 2)
-        cow = f'lakehouse_job_freshness_seconds_count{{{instance},sink="hudi_orders_cow"}}'
-        assert (value(run, cow) or 0) >= 1
-        # Hudi's own figures of each write (lakehouse_job.hudi_metrics), as Hudi counted them:
-        # the CoW table's commits and the MoR table's delta commits wrote the orders.
-        # (Set after the records counter in the same batch: a scrape may fall between.)
-        hudi = [
-            f'lakehouse_job_hudi_metric{{{instance},table="{table}",metric="{action}.{metric}"}}'
-            for table, action in (("hudi_orders_cow", "commit"), ("hudi_orders_mor", "deltacommit"))
-            for metric in ("totalRecordsWritten", "duration")
-        ]
-        wait_for(lambda: all((value(run, q) or 0) > 0 for q in hudi), 30, "Hudi's figures")
-        jvm_wide = f'lakehouse_job_hudi_metric{{{instance},metric=~"HoodieWrapper.*"}}'
-        assert value(run, jvm_wide) is None, "Hudi's JVM-wide registries are no table's"
-        spark = f'count({{job="spark-driver",instance="127.0.0.1:{ui_port}"}})'
-        wait_for(lambda: (value(run, spark) or 0) > 10, 60, "Spark's driver metrics")
-        # Trino's named series only (prometheus.yml's name[] list), through basic auth.
-        trino = 'count({job="trino",__name__=~"trino_.*"})'
-        wait_for(lambda: value(run, trino) == 7, 60, "Trino's seven series")
-        # Each service's process group (lakehouse.process_exporter): Trino's JVM alone holds
-        # hundreds of MiB, and every service of the stack is there.
-        services = set(service_names())
-        up = 'lakehouse_service_up{job="processes"} == 1'
-        wait_for(lambda: services <= labels(run, up, "service"), 60, "every service up")
-        trino_rss = 'lakehouse_service_resident_bytes{service="trino"}'
-        assert (value(run, trino_rss) or 0) > 200 * 2**20
-        recorded = 'lakehouse:records:rate1m{outcome="valid",event_type="orders"}'
-        wait_for(lambda: value(run, recorded) is not None, 60, "the recording rule's series")
-        # `lakehouse top` reads the same: the job up, orders coming in.
-        url = f"http://127.0.0.1:{run.settings.port('PROMETHEUS_PORT')}"
-        view = top.snapshot(top.prometheus_query(url), lambda: top.firing_alerts(url))
-        assert view.job_up and view.rates[("orders", "valid")] > 0, top.render(view)
-        # Every Grafana panel (services/grafana/dashboards) has data, but the load
-        # generator's: no load runs here (the compose test covers those with one).
-        missing = queries_without_data(
-            top.prometheus_query(url),
-            [q for q in panel_queries() if "loadgen_" not in q.expr],
-            timeout_s=90,
-        )
-        assert missing == [], missing
-        # Alerts provoked live. The job stopped (SIGSTOP: its metrics stop answering) fires
-        # LakehouseJobDown after the rule's minute; records sent meanwhile wait for it, so
-        # once it resumes (the alert resolved) their batch is over a minute old: CoW's p95
-        # freshness passes the 30 s line, and with one more record quarantined (3 of 27)
-        # the quarantine ratio passes 5 %. Those two rules turn active (pending: their
-        # 2 minutes of `for` are promtool's to prove, test_the_alert_rules_fire_on_their_cases).
-        this_job = {"instance": f"127.0.0.1:{metrics_port}"}
-        os.killpg(job.pid, signal.SIGSTOP)
         try:
-            run.put([order(n) for n in range(22, 26)] + [b"still not json"])
-            wait_for(
-                lambda: alert_state(url, "LakehouseJobDown", **this_job) == "firing",
-                180,
-                "LakehouseJobDown to fire for the stopped job",
-            )
+            check_the_job_and_its_alerts(run, job, metrics_port, ui_port)
         finally:
-            os.killpg(job.pid, signal.SIGCONT)
-        wait_for(
-            lambda: alert_state(url, "LakehouseJobDown", **this_job) is None,
-            60,
-            "the alert to resolve",
-        )
-        wait_for(
-            lambda: value(run, f"sum(lakehouse_job_records_total{{{instance}}})") == 27,
-            120,
-            f"the resumed job's records:\n{tail(run.log)}",
-        )
-        # Per job: the other tests' jobs (on the stack's default metrics port) do not count.
-        for name, alert_labels in (
-            ("LakehouseFreshnessHigh", {"sink": "hudi_orders_cow", **this_job}),
-            ("LakehouseQuarantineSpike", this_job),
-        ):
-            wait_for(
-                lambda name=name, alert_labels=alert_labels: (
-                    alert_state(url, name, **alert_labels) is not None
-                ),
-                60,
-                f"{name} to turn active",
-            )
-    finally:
-        job.send_signal(signal.SIGTERM)
-        job.wait(120)
-        job_target.unlink()
-        spark_target.unlink()
+            job.send_signal(signal.SIGTERM)
+            job.wait(120)
 
     groups = {g["name"]: g for g in prometheus(run, "/api/v1/rules")["groups"]}
     assert set(groups) == {"lakehouse"}
     rules = groups["lakehouse"]["rules"]
     assert {r["type"] for r in rules} == {"recording", "alerting"}
     assert [r["name"] for r in rules if r["health"] != "ok"] == []
+
+
+def check_the_job_and_its_alerts(
+    run: Run, job: subprocess.Popen, metrics_port: int, ui_port: int
+) -> None:
+    instance = f'instance="127.0.0.1:{metrics_port}"'
+    run.put([order(n) for n in range(20)] + [b"not json", b"{}"])
+    wait_for(
+        lambda: value(run, f"sum(lakehouse_job_records_total{{{instance}}})") == 22,
+        240,
+        f"Prometheus to see the job's 22 records:\n{tail(run.log)}",
+    )
+    valid = value(run, f'sum(lakehouse_job_records_total{{{instance},outcome="valid"}})')
+    quarantined = f'sum(lakehouse_job_records_total{{{instance},outcome="quarantined"}})'
+    assert (valid, value(run, quarantined)) == (20, 2)
+    cow = f'lakehouse_job_freshness_seconds_count{{{instance},sink="hudi_orders_cow"}}'
+    assert (value(run, cow) or 0) >= 1
+    # Hudi's own figures of each write (lakehouse_job.hudi_metrics), as Hudi counted them:
+    # the CoW table's commits and the MoR table's delta commits wrote the orders.
+    # (Set after the records counter in the same batch: a scrape may fall between.)
+    hudi = [
+        f'lakehouse_job_hudi_metric{{{instance},table="{table}",metric="{action}.{metric}"}}'
+        for table, action in (("hudi_orders_cow", "commit"), ("hudi_orders_mor", "deltacommit"))
+        for metric in ("totalRecordsWritten", "duration")
+    ]
+    wait_for(lambda: all((value(run, q) or 0) > 0 for q in hudi), 30, "Hudi's figures")
+    jvm_wide = f'lakehouse_job_hudi_metric{{{instance},metric=~"HoodieWrapper.*"}}'
+    assert value(run, jvm_wide) is None, "Hudi's JVM-wide registries are no table's"
+    spark = f'count({{job="spark-driver",instance="127.0.0.1:{ui_port}"}})'
+    wait_for(lambda: (value(run, spark) or 0) > 10, 60, "Spark's driver metrics")
+    # Trino's named series only (prometheus.yml's name[] list), through basic auth.
+    trino = 'count({job="trino",__name__=~"trino_.*"})'
+    wait_for(lambda: value(run, trino) == 7, 60, "Trino's seven series")
+    # Each service's process group (lakehouse.process_exporter): Trino's JVM alone holds
+    # hundreds of MiB, and every service of the stack is there.
+    services = set(service_names())
+    up = 'lakehouse_service_up{job="processes"} == 1'
+    wait_for(lambda: services <= labels(run, up, "service"), 60, "every service up")
+    trino_rss = 'lakehouse_service_resident_bytes{service="trino"}'
+    assert (value(run, trino_rss) or 0) > 200 * 2**20
+    recorded = 'lakehouse:records:rate1m{outcome="valid",event_type="orders"}'
+    wait_for(lambda: value(run, recorded) is not None, 60, "the recording rule's series")
+    # `lakehouse top` reads the same: the job up, orders coming in.
+    url = prometheus_url(run)
+    view = top.snapshot(top.prometheus_query(url), lambda: top.firing_alerts(url))
+    assert view.job_up and view.rates[("orders", "valid")] > 0, top.render(view)
+    # Every Grafana panel (services/grafana/dashboards) has data, but the load
+    # generator's: no load runs here (the compose test covers those with one).
+    missing = queries_without_data(
+        top.prometheus_query(url),
+        [q for q in panel_queries() if "loadgen_" not in q.expr],
+        timeout_s=90,
+    )
+    assert missing == [], missing
+    # Alerts provoked live. The job stopped (SIGSTOP: its metrics stop answering) fires
+    # LakehouseJobDown after the rule's minute; records sent meanwhile wait for it, so
+    # once it resumes (the alert resolved) their batch is over a minute old: CoW's p95
+    # freshness passes the 30 s line, and with one more record quarantined (3 of 27)
+    # the quarantine ratio passes 5 %. Those two rules turn active (pending: their
+    # 2 minutes of `for` are promtool's to prove, test_the_alert_rules_fire_on_their_cases).
+    this_job = {"instance": f"127.0.0.1:{metrics_port}"}
+    os.killpg(job.pid, signal.SIGSTOP)
+    try:
+        run.put([order(n) for n in range(22, 26)] + [b"still not json"])
+        wait_for(
+            lambda: alert_state(url, "LakehouseJobDown", **this_job) == "firing",
+            180,
+            "LakehouseJobDown to fire for the stopped job",
+        )
+    finally:
+        os.killpg(job.pid, signal.SIGCONT)
+    wait_for(
+        lambda: alert_state(url, "LakehouseJobDown", **this_job) is None,
+        60,
+        "the alert to resolve",
+    )
+    wait_for(
+        lambda: value(run, f"sum(lakehouse_job_records_total{{{instance}}})") == 27,
+        120,
+        f"the resumed job's records:\n{tail(run.log)}",
+    )
+    # Per job: the other tests' jobs (on the stack's default metrics port) do not count.
+    for name, alert_labels in (
+        ("LakehouseFreshnessHigh", {"sink": "hudi_orders_cow", **this_job}),
+        ("LakehouseQuarantineSpike", this_job),
+    ):
+        wait_for(
+            lambda name=name, alert_labels=alert_labels: (
+                alert_state(url, name, **alert_labels) is not None
+            ),
+            60,
+            f"{name} to turn active",
+        )

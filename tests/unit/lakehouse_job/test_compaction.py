@@ -107,6 +107,20 @@ def test_a_failed_compaction_is_logged_and_the_thread_keeps_going(
     assert "compaction of s3a://b/w/orders_mor failed" in caplog.text
 
 
+def test_each_round_reports_the_failures_in_a_row_zero_after_a_success() -> None:
+    fake = FakeSpark(fail_path="orders_mor")
+    reported: list[tuple[str, int]] = []
+    r = CompactionRunner(
+        cast(SparkSession, fake), lambda: TABLES, on_compaction=lambda *a: reported.append(a)
+    )
+    r.compact_now()
+    r.compact_now()
+    fake.fail_path = None
+    r.compact_now()
+    assert [n for table, n in reported if table == "orders_mor"] == [1, 2, 0]
+    assert [n for table, n in reported if table == "ticks_mor"] == [0, 0, 0]
+
+
 def test_compact_fully_runs_pending_plans_then_schedules_and_executes_every_table() -> None:
     fake = FakeSpark()
     runner(fake).compact_fully()

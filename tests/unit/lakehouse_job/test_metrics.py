@@ -62,8 +62,9 @@ def test_lag_and_compactions() -> None:
             "missing_streams": ["x"],
         }
     )
-    m.observe_compaction("hudi_orders_mor", ok=True)
-    m.observe_compaction("hudi_orders_mor", ok=False)
+    m.observe_compaction("hudi_orders_mor", 0)
+    m.observe_compaction("hudi_orders_mor", 1)
+    m.observe_compaction("hudi_orders_mor", 2)
     value = m.registry.get_sample_value
     assert value("lakehouse_job_kinesis_millis_behind_latest") == 4_500
     assert value("lakehouse_job_kinesis_shards_with_lag") == 3
@@ -84,7 +85,11 @@ def test_lag_and_compactions() -> None:
     assert value(shard, {"stream": "orders", "shard": "shardId-0"}) is None
     assert value(shard, {"stream": "orders", "shard": "shardId-2"}) == 10
     failed = {"table": "hudi_orders_mor", "result": "failed"}
-    assert value("lakehouse_job_compactions_total", failed) == 1
+    assert value("lakehouse_job_compactions_total", failed) == 2
+    in_a_row = "lakehouse_job_compaction_failures_in_a_row"
+    assert value(in_a_row, {"table": "hudi_orders_mor"}) == 2
+    m.observe_compaction("hudi_orders_mor", 0)  # a success resets it: the alert resolves
+    assert value(in_a_row, {"table": "hudi_orders_mor"}) == 0
 
 
 def test_served_over_http_and_a_taken_port_does_not_stop_the_job(
@@ -109,3 +114,6 @@ def test_declared_series_start_at_zero_so_the_first_batch_counts_in_rate() -> No
     unparsed = {"event_type": "unknown", "outcome": "quarantined"}
     assert value("lakehouse_job_records_total", unparsed) == 0
     assert value("lakehouse_job_sink_writes_total", {"sink": "hudi_orders_cow"}) == 0
+    assert value("lakehouse_job_freshness_seconds_count", {"sink": "hudi_orders_cow"}) == 0
+    assert value("lakehouse_job_stage_seconds_count", {"stage": "hudi_orders_cow"}) == 0
+    assert value("lakehouse_job_stage_seconds_count", {"stage": "batch"}) == 0
