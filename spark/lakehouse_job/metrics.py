@@ -14,6 +14,8 @@ runs; these say what the pipeline does, per micro-batch and per sink:
     lakehouse_job_freshness_seconds{sink}            per batch, from the oldest record's
                                                      Kinesis arrival to its write in that sink
     lakehouse_job_last_batch_timestamp_seconds
+    lakehouse_job_last_batch_records                 the last micro-batch's records
+    lakehouse_job_last_batch_seconds{stage}          its seconds per stage (lakehouse top)
     lakehouse_job_kinesis_millis_behind_latest       the source's lag (largest shard)
     lakehouse_job_kinesis_shards_with_lag
     lakehouse_job_kinesis_shard_millis_behind_latest{stream,shard}
@@ -109,6 +111,15 @@ class JobMetrics:
             "When the last micro-batch finished",
             registry=r,
         )
+        self.last_batch_records = Gauge(
+            "lakehouse_job_last_batch_records", "Records of the last micro-batch", registry=r
+        )
+        self.last_batch_seconds = Gauge(
+            "lakehouse_job_last_batch_seconds",
+            "Seconds per stage of the last micro-batch: each sink write, and the whole batch",
+            ["stage"],
+            registry=r,
+        )
         self.behind_latest = Gauge(
             "lakehouse_job_kinesis_millis_behind_latest",
             "How far the source is behind the newest record of its most lagging shard (ms)",
@@ -187,8 +198,11 @@ class JobMetrics:
             self.records.labels(event_type, "valid").inc(n)
         for event_type, n in batch.quarantined_by_type.items():
             self.records.labels(event_type, "quarantined").inc(n)
+        self.last_batch_seconds.clear()  # only the stages this batch ran
         for stage, seconds in batch.seconds.items():
             self.stage_seconds.labels(stage).observe(seconds)
+            self.last_batch_seconds.labels(stage).set(seconds)
+        self.last_batch_records.set(batch.records)
         for sink, at in batch.written_at.items():
             self.sink_writes.labels(sink).inc()
             self.sink_last_write.labels(sink).set(at)

@@ -90,8 +90,11 @@ def cmd_top(settings: Settings, args: argparse.Namespace) -> int:
     from lakehouse import top
 
     url = f"http://127.0.0.1:{settings.port('PROMETHEUS_PORT')}"
+    job = f"http://127.0.0.1:{settings.port('LAKEHOUSE_JOB_METRICS_PORT')}/metrics"
     try:
-        return top.run_top(url, sys.stdout, every_s=args.every, once=args.once)
+        return top.run_top(
+            url, sys.stdout, every_s=args.every, once=args.once, keys=sys.stdin, job_url=job
+        )
     except KeyboardInterrupt:
         return 0
 

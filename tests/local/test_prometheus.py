@@ -1,14 +1,19 @@
 """Prometheus over the local stack (marker `local`): it scrapes a running job's own
 metrics and Spark's, its recording and alert rules load and evaluate, the job-down alert
 fires when the job stops and resolves when it resumes, the freshness and quarantine alerts
-turn active on the stale and bad records sent meanwhile, and promtool's unit tests of the
-alert rules pass (services/prometheus)."""
+turn active on the stale and bad records sent meanwhile, `lakehouse top` in a real
+terminal shows the job's records and quits on `q`, and promtool's unit tests of the alert
+rules pass (services/prometheus)."""
 
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
+import sys
+import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -51,6 +56,10 @@ def test_prometheus_scrapes_the_job_and_spark_and_evaluates_the_rules(run: Run) 
     metrics_port, ui_port = free_port(range(9470, 9490)), free_port(range(4090, 4100))
     scraped = scrape_targets(run, {"lakehouse-job": metrics_port, "spark-driver": ui_port})
     submit = "--driver-class-path"  # PYSPARK_SUBMIT_ARGS of job_env, with a UI port of its own
+    # `lakehouse top` in a real terminal, from before the job's records arrive.
+    terminal = Terminal.run(
+        [str(Path(sys.executable).with_name("lakehouse")), "top", "--every", "1"]
+    )
     with scraped:
         job = run.start_job(
             *("--trigger-seconds", "1", "--metrics-port", str(metrics_port)),
@@ -61,8 +70,9 @@ def test_prometheus_scrapes_the_job_and_spark_and_evaluates_the_rules(run: Run) 
             },
         )
         try:
-            check_the_job_and_its_alerts(run, job, metrics_port, ui_port)
+            check_the_job_and_its_alerts(run, job, metrics_port, ui_port, terminal)
         finally:
+            terminal.close()
             job.send_signal(signal.SIGTERM)
             job.wait(120)
 
@@ -73,10 +83,46 @@ def test_prometheus_scrapes_the_job_and_spark_and_evaluates_the_rules(run: Run) 
     assert [r["name"] for r in rules if r["health"] != "ok"] == []
 
 
+@dataclass(frozen=True)
+class Terminal:
+    """A command in a real terminal: a detached tmux session, 120 x 50."""
+
+    session: str
+
+    @classmethod
+    def run(cls, command: list[str]) -> Terminal:
+        session = f"lakehouse-test-{uuid.uuid4().hex[:8]}"
+        shell = shlex.join(command) + '; echo "exited $?"; sleep 120'
+        size = ("-x", "120", "-y", "50")
+        subprocess.run(["tmux", "new-session", "-d", "-s", session, *size, shell], check=True)
+        return cls(session)
+
+    def screen(self) -> str:
+        shown = subprocess.run(
+            ["tmux", "capture-pane", "-p", "-t", self.session], capture_output=True, text=True
+        )
+        return shown.stdout
+
+    def press(self, key: str) -> None:
+        subprocess.run(["tmux", "send-keys", "-t", self.session, key], check=True)
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "kill-session", "-t", self.session], capture_output=True)
+
+
+def rate_moving(screen: str, event_type: str) -> bool:
+    """The screen's row of `event_type`: events/s over 0 and a sparkline that moved."""
+    row = next(
+        (line.split() for line in screen.splitlines() if line.startswith(f"  {event_type} ")), []
+    )
+    return len(row) == 4 and float(row[1].replace(",", "")) > 0 and len(set(row[3])) > 1
+
+
 def check_the_job_and_its_alerts(
-    run: Run, job: subprocess.Popen, metrics_port: int, ui_port: int
+    run: Run, job: subprocess.Popen, metrics_port: int, ui_port: int, terminal: Terminal
 ) -> None:
     instance = f'instance="127.0.0.1:{metrics_port}"'
+    wait_for(lambda: "job      up" in terminal.screen(), 120, "lakehouse top to see the job up")
     run.put([order(n) for n in range(20)] + [b"not json", b"{}"])
     wait_for(
         lambda: value(run, f"sum(lakehouse_job_records_total{{{instance}}})") == 22,
@@ -117,6 +163,13 @@ def check_the_job_and_its_alerts(
     url = prometheus_url(run)
     view = top.snapshot(top.prometheus_query(url), lambda: top.firing_alerts(url))
     assert view.job_up and view.rates[("orders", "valid")] > 0, top.render(view)
+    # In its terminal: the orders' rate up from where it was (its sparkline moved), the
+    # tables, the last batches; `q` quits it cleanly.
+    wait_for(lambda: rate_moving(terminal.screen(), "orders"), 90, "lakehouse top's orders to move")
+    screen = terminal.screen()
+    assert "  hudi_orders_cow " in screen and "last batches" in screen, screen
+    terminal.press("q")
+    wait_for(lambda: "exited 0" in terminal.screen(), 10, f"top to quit:\n{terminal.screen()}")
     # Every Grafana panel (services/grafana/dashboards) has data, but the load
     # generator's: no load runs here (the compose test covers those with one).
     missing = queries_without_data(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import urllib.request
+from dataclasses import replace
 
 import pytest
 
@@ -46,6 +47,12 @@ def test_a_batch_counts_records_stages_writes_and_freshness() -> None:
     assert value(bucket, {"sink": "hudi_orders_cow", "le": "7.5"}) == 0
     assert value(bucket, {"sink": "hudi_orders_cow", "le": "10.0"}) == 2
     assert value("lakehouse_job_last_batch_timestamp_seconds") == 1_002
+    # The last batch alone, stage by stage (lakehouse top's last batches).
+    assert value("lakehouse_job_last_batch_records") == 10
+    assert value("lakehouse_job_last_batch_seconds", {"stage": "quarantine"}) == 0.4
+    m.observe_batch(replace(batch(), seconds={"batch": 1.0}, records=3))
+    assert value("lakehouse_job_last_batch_seconds", {"stage": "quarantine"}) is None
+    assert value("lakehouse_job_last_batch_seconds", {"stage": "batch"}) == 1.0
     # Hudi's own figures of the table's last write, as it reported them.
     hudi = {"table": "hudi_orders_cow", "metric": "commit.duration"}
     assert value("lakehouse_job_hudi_metric", hudi) == 1_450
