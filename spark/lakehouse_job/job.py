@@ -36,7 +36,12 @@ from lakehouse_job.hudi_options import (
     merge_options,
     table_path,
 )
-from lakehouse_job.metrics import UNKNOWN_EVENT_TYPE, BatchMetrics, JobMetrics
+from lakehouse_job.metrics import (
+    UNKNOWN_EVENT_TYPE,
+    BatchMetrics,
+    JobMetrics,
+    quarantine_kind,
+)
 from lakehouse_job.parse import REASON, split_batch
 from lakehouse_job.progress import ProgressLog
 from lakehouse_job.query_views import QueryViews, query_objects, trino_executor
@@ -305,7 +310,13 @@ class BatchWriter:
         classified = split.classified.persist()
         cached: list[DataFrame] = [classified]
         try:
-            counts, metrics.oldest_arrival, metrics.arrivals = self._counts(classified)
+            # The first action on the batch: Kinesis read, parse and checks happen here
+            # (the frame is cached for the writes).
+            begun = time.monotonic()
+            counts, metrics.oldest_arrival, metrics.arrivals, metrics.quarantined_by_kind = (
+                self._counts(classified)
+            )
+            metrics.seconds["read_parse"] = round(time.monotonic() - begun, 3)
             metrics.records = sum(counts.values())
             # Submitted in this order: the Hudi tables first (what readers wait for),
             # then the raw JSON copies, then the quarantine.
@@ -388,15 +399,16 @@ class BatchWriter:
     @staticmethod
     def _counts(
         classified: DataFrame,
-    ) -> tuple[dict[tuple[str | None, bool], int], float | None, dict[str, int]]:
+    ) -> tuple[dict[tuple[str | None, bool], int], float | None, dict[str, int], dict[str, int]]:
         """Records per (event type, valid), the oldest record's Kinesis arrival (epoch
-        seconds) and records per arrival second, in one pass: a batch spans a few seconds
-        of arrivals, so the extra grouping key adds a few groups, not a pass."""
+        seconds), records per arrival second and quarantined records per kind of reason,
+        in one pass: a batch spans a few seconds of arrivals and holds few distinct
+        reasons, so the extra grouping keys add a few groups, not a pass."""
         arrival = F.col(envelope.ARRIVAL).cast("double")
         rows = (
             classified.groupBy(
                 F.col(envelope.EVENT_TYPE),
-                F.col(REASON).isNull().alias("ok"),
+                F.col(REASON),
                 F.floor(arrival).alias("second"),
             )
             .agg(F.count(F.lit(1)), F.min(arrival))
@@ -404,12 +416,17 @@ class BatchWriter:
         )
         counts: dict[tuple[str | None, bool], int] = {}
         arrivals: dict[str, int] = {}
-        for event_type, ok, second, n, _ in rows:
-            counts[(event_type, bool(ok))] = counts.get((event_type, bool(ok)), 0) + int(n)
+        kinds: dict[str, int] = {}
+        for event_type, reason, second, n, _ in rows:
+            ok = reason is None
+            counts[(event_type, ok)] = counts.get((event_type, ok), 0) + int(n)
+            if not ok:
+                kind = quarantine_kind(reason)
+                kinds[kind] = kinds.get(kind, 0) + int(n)
             if second is not None:
                 arrivals[str(second)] = arrivals.get(str(second), 0) + int(n)
         oldest = [float(r[4]) for r in rows if r[4] is not None]
-        return counts, min(oldest, default=None), dict(sorted(arrivals.items()))
+        return counts, min(oldest, default=None), dict(sorted(arrivals.items())), kinds
 
     def _run_writes(self, writes: list[Write], metrics: BatchMetrics) -> None:
         """Run the sinks' writes side by side: each is mostly waiting on S3, the

@@ -6,9 +6,13 @@ runs; these say what the pipeline does, per micro-batch and per sink:
     lakehouse_job_batches_total                      micro-batches written
     lakehouse_job_records_total{event_type,outcome}  records read: valid or quarantined
                                                      (event_type "unknown" when unparseable)
-    lakehouse_job_stage_seconds{stage}               seconds per stage of a batch: each sink
-                                                     write (hudi_orders_cow, ..._json,
-                                                     quarantine) and the whole batch
+    lakehouse_job_quarantined_total{kind}            quarantined records by the ledger's
+                                                     kind of reason (not_json, missing_key,
+                                                     ...: lakehouse_tables.rules)
+    lakehouse_job_stage_seconds{stage}               seconds per stage of a batch: the read
+                                                     and parse (read_parse), each sink write
+                                                     (hudi_orders_cow, ..._json, quarantine)
+                                                     and the whole batch
     lakehouse_job_sink_writes_total{sink}            writes (Hudi commits) per sink
     lakehouse_job_sink_last_write_timestamp_seconds{sink}
     lakehouse_job_freshness_seconds{sink}            per batch, from the oldest record's
@@ -43,11 +47,24 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
+from lakehouse_tables import rules
+
 log = logging.getLogger(__name__)
 
 # A batch takes seconds; a stalled one minutes.
 SECONDS_BUCKETS = (0.25, 0.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 60, 120, 300, 600)
 UNKNOWN_EVENT_TYPE = "unknown"
+OTHER_KIND = "other"
+QUARANTINE_KINDS = (*dict.fromkeys(kind for _, kind in rules.REASON_KINDS), OTHER_KIND)
+
+
+def quarantine_kind(reason: str) -> str:
+    """The ledger's kind of a quarantine reason (lakehouse_tables.rules); "other" for one
+    the rules lack: a label must never fail a batch."""
+    try:
+        return rules.ledger_kind(reason)
+    except ValueError:
+        return OTHER_KIND
 
 
 @dataclass
@@ -60,6 +77,7 @@ class BatchMetrics:
     valid: dict[str, int] = field(default_factory=dict)
     quarantined: int = 0
     quarantined_by_type: dict[str, int] = field(default_factory=dict)  # "unknown": unparsed
+    quarantined_by_kind: dict[str, int] = field(default_factory=dict)  # quarantine_kind
     seconds: dict[str, float] = field(default_factory=dict)
     written_at: dict[str, float] = field(default_factory=dict)  # sink -> epoch seconds
     oldest_arrival: float | None = None  # epoch seconds of the batch's oldest record
@@ -81,6 +99,12 @@ class JobMetrics:
             "lakehouse_job_records",
             "Records read, by event type and outcome (valid, quarantined)",
             ["event_type", "outcome"],
+            registry=r,
+        )
+        self.quarantined = Counter(
+            "lakehouse_job_quarantined",
+            "Records quarantined, by the ledger's kind of reason (lakehouse_tables.rules)",
+            ["kind"],
             registry=r,
         )
         self.stage_seconds = Histogram(
@@ -169,8 +193,11 @@ class JobMetrics:
         for event_type in (*event_types, UNKNOWN_EVENT_TYPE):
             for outcome in ("valid", "quarantined"):
                 self.records.labels(event_type, outcome)
+        for kind in QUARANTINE_KINDS:
+            self.quarantined.labels(kind)
         # The histograms too: a restarted job's first batch is often its stalest.
-        self.stage_seconds.labels("batch")
+        for stage in ("read_parse", "batch"):
+            self.stage_seconds.labels(stage)
         for sink in sinks:
             self.sink_writes.labels(sink)
             self.stage_seconds.labels(sink)
@@ -198,6 +225,8 @@ class JobMetrics:
             self.records.labels(event_type, "valid").inc(n)
         for event_type, n in batch.quarantined_by_type.items():
             self.records.labels(event_type, "quarantined").inc(n)
+        for kind, n in batch.quarantined_by_kind.items():
+            self.quarantined.labels(kind).inc(n)
         self.last_batch_seconds.clear()  # only the stages this batch ran
         for stage, seconds in batch.seconds.items():
             self.stage_seconds.labels(stage).observe(seconds)

@@ -200,6 +200,10 @@ def endpoint_snapshot(
     return view
 
 
+# The stages of a batch that are not a sink's write (lakehouse_job.metrics).
+BATCH_STAGES: Mapping[str, str] = {"read_parse": "read and parse", "batch": "whole batch"}
+
+
 def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:,.1f} s"
 
@@ -241,14 +245,15 @@ def render(view: TopView, now: str = "", history: History | None = None) -> str:
     if not types:
         lines.append("  (no records in the last minute)")
     lines += ["", f"{'p95 over 5 min':<24}{'freshness':>10}{'write':>13}"]
-    for sink in sorted(set(view.freshness_p95) | set(view.stage_p95) - {"batch"}):
+    for sink in sorted(set(view.freshness_p95) | set(view.stage_p95) - set(BATCH_STAGES)):
         lines.append(
             f"  {sink:<22}{_seconds(view.freshness_p95.get(sink)):>10}"
             f"{_seconds(view.stage_p95.get(sink)):>13}"
         )
-    lines.append(f"  {'whole batch':<22}{'':>10}{_seconds(view.stage_p95.get('batch')):>13}")
+    for stage, label in BATCH_STAGES.items():
+        lines.append(f"  {label:<22}{'':>10}{_seconds(view.stage_p95.get(stage)):>13}")
     if history.batches:
-        lines += ["", "last batches (records, seconds: whole batch, then each sink)"]
+        lines += ["", "last batches (records, seconds: whole batch, then each stage)"]
         for batch in reversed(history.batches):
             sinks = ", ".join(
                 f"{stage} {seconds:,.1f}"

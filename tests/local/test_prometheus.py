@@ -8,12 +8,9 @@ rules pass (services/prometheus)."""
 from __future__ import annotations
 
 import os
-import shlex
 import signal
 import subprocess
 import sys
-import uuid
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -27,6 +24,7 @@ from tests.support.dashboards import panel_queries, queries_without_data
 from tests.support.pipeline import Run, tail, wait_for
 from tests.support.prometheus import (
     alert_state,
+    by_label,
     labels,
     order,
     prometheus,
@@ -34,6 +32,7 @@ from tests.support.prometheus import (
     scrape_targets,
     value,
 )
+from tests.support.terminal import Terminal
 
 pytestmark = pytest.mark.local
 
@@ -57,9 +56,7 @@ def test_prometheus_scrapes_the_job_and_spark_and_evaluates_the_rules(run: Run) 
     scraped = scrape_targets(run, {"lakehouse-job": metrics_port, "spark-driver": ui_port})
     submit = "--driver-class-path"  # PYSPARK_SUBMIT_ARGS of job_env, with a UI port of its own
     # `lakehouse top` in a real terminal, from before the job's records arrive.
-    terminal = Terminal.run(
-        [str(Path(sys.executable).with_name("lakehouse")), "top", "--every", "1"]
-    )
+    terminal = Terminal([str(Path(sys.executable).with_name("lakehouse")), "top", "--every", "1"])
     with scraped:
         job = run.start_job(
             *("--trigger-seconds", "1", "--metrics-port", str(metrics_port)),
@@ -81,33 +78,6 @@ def test_prometheus_scrapes_the_job_and_spark_and_evaluates_the_rules(run: Run) 
     rules = groups["lakehouse"]["rules"]
     assert {r["type"] for r in rules} == {"recording", "alerting"}
     assert [r["name"] for r in rules if r["health"] != "ok"] == []
-
-
-@dataclass(frozen=True)
-class Terminal:
-    """A command in a real terminal: a detached tmux session, 120 x 50."""
-
-    session: str
-
-    @classmethod
-    def run(cls, command: list[str]) -> Terminal:
-        session = f"lakehouse-test-{uuid.uuid4().hex[:8]}"
-        shell = shlex.join(command) + '; echo "exited $?"; sleep 120'
-        size = ("-x", "120", "-y", "50")
-        subprocess.run(["tmux", "new-session", "-d", "-s", session, *size, shell], check=True)
-        return cls(session)
-
-    def screen(self) -> str:
-        shown = subprocess.run(
-            ["tmux", "capture-pane", "-p", "-t", self.session], capture_output=True, text=True
-        )
-        return shown.stdout
-
-    def press(self, key: str) -> None:
-        subprocess.run(["tmux", "send-keys", "-t", self.session, key], check=True)
-
-    def close(self) -> None:
-        subprocess.run(["tmux", "kill-session", "-t", self.session], capture_output=True)
 
 
 def rate_moving(screen: str, event_type: str) -> bool:
@@ -132,6 +102,13 @@ def check_the_job_and_its_alerts(
     valid = value(run, f'sum(lakehouse_job_records_total{{{instance},outcome="valid"}})')
     quarantined = f'sum(lakehouse_job_records_total{{{instance},outcome="quarantined"}})'
     assert (valid, value(run, quarantined)) == (20, 2)
+    # By the ledger's kind of reason: "not json" is not JSON, "{}" has no event_type.
+    kinds = f"lakehouse_job_quarantined_total{{{instance}}} > 0"
+    wait_for(
+        lambda: by_label(run, kinds, "kind") == {"not_json": 1, "unknown_event_type": 1},
+        30,
+        "the quarantined records by kind",
+    )
     cow = f'lakehouse_job_freshness_seconds_count{{{instance},sink="hudi_orders_cow"}}'
     assert (value(run, cow) or 0) >= 1
     # Hudi's own figures of each write (lakehouse_job.hudi_metrics), as Hudi counted them:
@@ -169,7 +146,7 @@ def check_the_job_and_its_alerts(
     screen = terminal.screen()
     assert "  hudi_orders_cow " in screen and "last batches" in screen, screen
     terminal.press("q")
-    wait_for(lambda: "exited 0" in terminal.screen(), 10, f"top to quit:\n{terminal.screen()}")
+    assert terminal.exit_code(10) == 0, terminal.screen()
     # Every Grafana panel (services/grafana/dashboards) has data, but the load
     # generator's: no load runs here (the compose test covers those with one).
     missing = queries_without_data(

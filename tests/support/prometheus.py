@@ -52,6 +52,12 @@ def value(run: Run, query: str) -> float | None:
     return float(result[0]["value"][1]) if result else None
 
 
+def by_label(run: Run, query: str, label: str) -> dict[str, float]:
+    """The query's values by one label."""
+    result = prometheus(run, "/api/v1/query", query=query)["result"]
+    return {r["metric"][label]: float(r["value"][1]) for r in result}
+
+
 def labels(run: Run, query: str, label: str) -> set[str]:
     return {r["metric"][label] for r in prometheus(run, "/api/v1/query", query=query)["result"]}
 

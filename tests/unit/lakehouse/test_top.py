@@ -33,7 +33,11 @@ ANSWERS = {
     top.QUERIES["freshness"]: vector(
         ({"sink": "hudi_orders_cow"}, 6.4), ({"sink": "hudi_orders_mor"}, float("nan"))
     ),
-    top.QUERIES["stages"]: vector(({"stage": "hudi_orders_cow"}, 3.9), ({"stage": "batch"}, 5.1)),
+    top.QUERIES["stages"]: vector(
+        ({"stage": "hudi_orders_cow"}, 3.9),
+        ({"stage": "batch"}, 5.1),
+        ({"stage": "read_parse"}, 0.8),
+    ),
     top.QUERIES["last_batch_age"]: vector(({}, 1.5)),
     top.QUERIES["last_batch_at"]: vector(({}, 1_795_000_000.0)),
     top.QUERIES["last_batch_records"]: vector(({}, 10_000)),
@@ -63,6 +67,8 @@ def test_a_screen_shows_rates_lag_freshness_stages_and_alerts() -> None:
     assert "  unknown                      0.0          0.5" in screen
     assert "  hudi_orders_cow            6.4 s        3.9 s" in screen
     assert "  whole batch                             5.1 s" in screen
+    assert "  read and parse                          0.8 s" in screen
+    assert "read_parse" not in screen
     assert "alerts firing: 1\n  LakehouseQuarantineSpike: 1% ..." in screen
     assert "  minio                         2%      200 MiB" in screen
     assert "  trino                        12%    1,024 MiB" in screen
@@ -108,7 +114,7 @@ def test_history_keeps_the_last_refreshes_and_each_batch_once() -> None:
     screen = top.render(top.snapshot(ANSWERS.__getitem__), "12:00:00", history)
     assert "  orders                     950.2          9.5  ▂▄█" in screen
     assert "         behind  ▂▄█" in screen
-    last = screen.split("last batches (records, seconds: whole batch, then each sink)\n")[1]
+    last = screen.split("last batches (records, seconds: whole batch, then each stage)\n")[1]
     assert last.splitlines()[0].endswith("        80     2.0 s  hudi_orders_cow 1.5")
 
 

@@ -188,13 +188,15 @@ def test_metrics_line_per_batch(two_batches: TwoBatches) -> None:
         "hudi_orders_json",
         "stock_ticks_json",
         "quarantine",
+        "read_parse",
         "batch",
     }
     assert first["finished_at"] > 0
     # Per sink, when its write ended; the batch's oldest record's Kinesis arrival.
-    assert set(first["written_at"]) == set(first["seconds"]) - {"batch"}
+    assert set(first["written_at"]) == set(first["seconds"]) - {"read_parse", "batch"}
     assert set(first["written_at"]) <= set(sink_names(two_batches.writer.specs))  # declared
     assert first["quarantined_by_type"] == {"unknown": 1}  # b"not json" has no event type
+    assert first["quarantined_by_kind"] == {"not_json": 1}  # the ledger's kind of its reason
     assert first["oldest_arrival"] == ARRIVAL.timestamp()
     assert first["oldest_arrival"] <= min(first["written_at"].values())
     # Every record by its arrival second, the unparseable one too.

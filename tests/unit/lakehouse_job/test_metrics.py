@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from lakehouse_job.metrics import BatchMetrics, JobMetrics
+from lakehouse_job.metrics import BatchMetrics, JobMetrics, quarantine_kind
 from tests.support.ports import free_port
 
 pytestmark = pytest.mark.unit
@@ -20,6 +20,7 @@ def batch() -> BatchMetrics:
         valid={"orders": 7, "ticker": 1},
         quarantined=2,
         quarantined_by_type={"orders": 1, "unknown": 1},
+        quarantined_by_kind={"missing_key": 1, "not_json": 1},
         seconds={"hudi_orders_cow": 1.5, "quarantine": 0.4, "batch": 2.0},
         written_at={"hudi_orders_cow": 1_000.0, "quarantine": 1_001.0},
         oldest_arrival=990.0,
@@ -37,6 +38,7 @@ def test_a_batch_counts_records_stages_writes_and_freshness() -> None:
     assert value("lakehouse_job_records_total", {"event_type": "orders", "outcome": "valid"}) == 14
     unparsed = {"event_type": "unknown", "outcome": "quarantined"}
     assert value("lakehouse_job_records_total", unparsed) == 2
+    assert value("lakehouse_job_quarantined_total", {"kind": "not_json"}) == 2
     assert value("lakehouse_job_stage_seconds_count", {"stage": "batch"}) == 2
     assert value("lakehouse_job_stage_seconds_sum", {"stage": "hudi_orders_cow"}) == 3.0
     assert value("lakehouse_job_sink_writes_total", {"sink": "quarantine"}) == 2
@@ -124,3 +126,12 @@ def test_declared_series_start_at_zero_so_the_first_batch_counts_in_rate() -> No
     assert value("lakehouse_job_freshness_seconds_count", {"sink": "hudi_orders_cow"}) == 0
     assert value("lakehouse_job_stage_seconds_count", {"stage": "hudi_orders_cow"}) == 0
     assert value("lakehouse_job_stage_seconds_count", {"stage": "batch"}) == 0
+    assert value("lakehouse_job_stage_seconds_count", {"stage": "read_parse"}) == 0
+    for kind in ("not_json", "missing_key", "corrupt_aggregate", "other"):
+        assert value("lakehouse_job_quarantined_total", {"kind": kind}) == 0
+
+
+def test_a_quarantine_reason_maps_to_its_ledger_kind_or_other() -> None:
+    assert quarantine_kind("not JSON: Unexpected character") == "not_json"
+    assert quarantine_kind("missing record key order_id") == "missing_key"
+    assert quarantine_kind("a reason no rule has") == "other"
