@@ -58,12 +58,12 @@ class CompactionRunner:
         last_writes: Callable[[], Mapping[str, float]] | None = None,
         clock: Callable[[], float] = time.monotonic,
         write_lock: threading.Lock | None = None,
-        on_compaction: Callable[[str, int], None] | None = None,
+        on_compaction: Callable[[str, int, int | None], None] | None = None,
     ) -> None:
         self.spark = spark
-        # (table name, failures in a row: 0 when it succeeded) after each compaction of the
-        # pending plans (job metrics)
-        self.on_compaction = on_compaction or (lambda _table, _failures: None)
+        # (table name, failures in a row: 0 when it succeeded, plans still pending: None
+        # when Hudi could not say) after each round's compaction of a table (job metrics)
+        self.on_compaction = on_compaction or (lambda _table, _failures, _pending: None)
         self.tables = tables
         self.interval_s = interval_s
         # table path -> clock() of its last write (the writer's); see compact_quiet_tables
@@ -170,7 +170,7 @@ class CompactionRunner:
         except Exception as exc:  # keep ingesting; the next round retries the plan
             health.failures += 1
             health.consecutive_failures += 1
-            self.on_compaction(table, health.consecutive_failures)
+            self.on_compaction(table, health.consecutive_failures, self._pending(path))
             health.last_error = str(exc).splitlines()[0][:500] if str(exc) else repr(exc)
             log.warning(
                 "compaction of %s failed (%d in a row, %d in all; will retry): %s",
@@ -188,8 +188,20 @@ class CompactionRunner:
             return
         health.runs += 1
         health.consecutive_failures = 0
-        self.on_compaction(table, 0)
         health.last_success_at = time.time()
+        self.on_compaction(table, 0, self._pending(path))
+
+    def _pending(self, path: str) -> int | None:
+        """The table's compaction plans not yet completed (its backlog: what the
+        read-optimized view is behind by), from Hudi's timeline; None when it cannot say."""
+        try:
+            plans = self.spark.sql(
+                f"CALL show_compaction(path => '{path}', limit => 100)"
+            ).collect()
+        except Exception as exc:  # the next round asks again
+            log.debug("could not read the compaction plans of %s: %s", path, exc)
+            return None
+        return sum(1 for plan in plans if plan["state"] != "COMPLETED")
 
     def _write_status(self) -> None:
         if self.status is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import os
 import signal
 import sys
@@ -17,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -270,6 +271,17 @@ class MetastoreSync:
         self._synced.setdefault(table, set()).update(partitions)
 
 
+@dataclass
+class Counted:
+    """What one pass over a batch's classified rows counts (BatchWriter._counts)."""
+
+    by_type: dict[tuple[str | None, bool], int] = field(default_factory=dict)  # (type, valid)
+    oldest_arrival: float | None = None  # epoch seconds of the oldest record's arrival
+    arrivals: dict[str, int] = field(default_factory=dict)  # records per arrival second
+    quarantined_by_kind: dict[str, int] = field(default_factory=dict)  # metrics.quarantine_kind
+    records_by_shard: dict[str, dict[str, int]] = field(default_factory=dict)  # stream -> shard
+
+
 class BatchWriter:
     """The foreachBatch function: one micro-batch into every sink."""
 
@@ -313,9 +325,11 @@ class BatchWriter:
             # The first action on the batch: Kinesis read, parse and checks happen here
             # (the frame is cached for the writes).
             begun = time.monotonic()
-            counts, metrics.oldest_arrival, metrics.arrivals, metrics.quarantined_by_kind = (
-                self._counts(classified)
-            )
+            counted = self._counts(classified)
+            counts = counted.by_type
+            metrics.oldest_arrival, metrics.arrivals = counted.oldest_arrival, counted.arrivals
+            metrics.quarantined_by_kind = counted.quarantined_by_kind
+            metrics.records_by_shard = counted.records_by_shard
             metrics.seconds["read_parse"] = round(time.monotonic() - begun, 3)
             metrics.records = sum(counts.values())
             # Submitted in this order: the Hudi tables first (what readers wait for),
@@ -397,36 +411,36 @@ class BatchWriter:
         )
 
     @staticmethod
-    def _counts(
-        classified: DataFrame,
-    ) -> tuple[dict[tuple[str | None, bool], int], float | None, dict[str, int], dict[str, int]]:
-        """Records per (event type, valid), the oldest record's Kinesis arrival (epoch
-        seconds), records per arrival second and quarantined records per kind of reason,
-        in one pass: a batch spans a few seconds of arrivals and holds few distinct
-        reasons, so the extra grouping keys add a few groups, not a pass."""
+    def _counts(classified: DataFrame) -> Counted:
+        """One pass over the batch (a batch spans a few seconds of arrivals, a few shards
+        and few distinct reasons, so the grouping keys add groups, not passes)."""
         arrival = F.col(envelope.ARRIVAL).cast("double")
         rows = (
             classified.groupBy(
                 F.col(envelope.EVENT_TYPE),
                 F.col(REASON),
                 F.floor(arrival).alias("second"),
+                F.col(envelope.STREAM),
+                F.col(envelope.SHARD),
             )
             .agg(F.count(F.lit(1)), F.min(arrival))
             .collect()
         )
-        counts: dict[tuple[str | None, bool], int] = {}
-        arrivals: dict[str, int] = {}
-        kinds: dict[str, int] = {}
-        for event_type, reason, second, n, _ in rows:
-            ok = reason is None
-            counts[(event_type, ok)] = counts.get((event_type, ok), 0) + int(n)
+        counted = Counted()
+        for event_type, reason, second, stream, shard, n, oldest in rows:
+            ok, n = reason is None, int(n)
+            counted.by_type[(event_type, ok)] = counted.by_type.get((event_type, ok), 0) + n
             if not ok:
                 kind = quarantine_kind(reason)
-                kinds[kind] = kinds.get(kind, 0) + int(n)
+                counted.quarantined_by_kind[kind] = counted.quarantined_by_kind.get(kind, 0) + n
             if second is not None:
-                arrivals[str(second)] = arrivals.get(str(second), 0) + int(n)
-        oldest = [float(r[4]) for r in rows if r[4] is not None]
-        return counts, min(oldest, default=None), dict(sorted(arrivals.items())), kinds
+                counted.arrivals[str(second)] = counted.arrivals.get(str(second), 0) + n
+            shards = counted.records_by_shard.setdefault(str(stream), {})
+            shards[str(shard)] = shards.get(str(shard), 0) + n
+            if oldest is not None:
+                counted.oldest_arrival = min(float(oldest), counted.oldest_arrival or math.inf)
+        counted.arrivals = dict(sorted(counted.arrivals.items()))
+        return counted
 
     def _run_writes(self, writes: list[Write], metrics: BatchMetrics) -> None:
         """Run the sinks' writes side by side: each is mostly waiting on S3, the

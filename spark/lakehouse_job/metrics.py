@@ -6,6 +6,7 @@ runs; these say what the pipeline does, per micro-batch and per sink:
     lakehouse_job_batches_total                      micro-batches written
     lakehouse_job_records_total{event_type,outcome}  records read: valid or quarantined
                                                      (event_type "unknown" when unparseable)
+    lakehouse_job_shard_records_total{stream,shard}  records read from each shard
     lakehouse_job_quarantined_total{kind}            quarantined records by the ledger's
                                                      kind of reason (not_json, missing_key,
                                                      ...: lakehouse_tables.rules)
@@ -31,6 +32,7 @@ runs; these say what the pipeline does, per micro-batch and per sink:
     lakehouse_job_compactions_total{table,result}    Merge-on-Read compactions: ok, failed
     lakehouse_job_compaction_failures_in_a_row{table}
                                                      failed since the table's last success
+    lakehouse_job_compactions_pending{table}         plans not yet completed (the backlog)
     lakehouse_job_start_time_seconds                 when this run of the job started
 
 Everything is updated on the driver from what the job already computes (the batch's
@@ -78,6 +80,7 @@ class BatchMetrics:
     quarantined: int = 0
     quarantined_by_type: dict[str, int] = field(default_factory=dict)  # "unknown": unparsed
     quarantined_by_kind: dict[str, int] = field(default_factory=dict)  # quarantine_kind
+    records_by_shard: dict[str, dict[str, int]] = field(default_factory=dict)  # stream -> ...
     seconds: dict[str, float] = field(default_factory=dict)
     written_at: dict[str, float] = field(default_factory=dict)  # sink -> epoch seconds
     oldest_arrival: float | None = None  # epoch seconds of the batch's oldest record
@@ -99,6 +102,12 @@ class JobMetrics:
             "lakehouse_job_records",
             "Records read, by event type and outcome (valid, quarantined)",
             ["event_type", "outcome"],
+            registry=r,
+        )
+        self.shard_records = Counter(
+            "lakehouse_job_shard_records",
+            "Records read from each stream's shard (valid and quarantined)",
+            ["stream", "shard"],
             registry=r,
         )
         self.quarantined = Counter(
@@ -176,6 +185,12 @@ class JobMetrics:
             ["table", "result"],
             registry=r,
         )
+        self.compactions_pending = Gauge(
+            "lakehouse_job_compactions_pending",
+            "Merge-on-Read compaction plans of the table not yet completed",
+            ["table"],
+            registry=r,
+        )
         self.compaction_failures_in_a_row = Gauge(
             "lakehouse_job_compaction_failures_in_a_row",
             "Merge-on-Read compactions of the table failed since its last success",
@@ -227,6 +242,9 @@ class JobMetrics:
             self.records.labels(event_type, "quarantined").inc(n)
         for kind, n in batch.quarantined_by_kind.items():
             self.quarantined.labels(kind).inc(n)
+        for stream, shards in batch.records_by_shard.items():
+            for shard, n in shards.items():
+                self.shard_records.labels(stream, shard).inc(n)
         self.last_batch_seconds.clear()  # only the stages this batch ran
         for stage, seconds in batch.seconds.items():
             self.stage_seconds.labels(stage).observe(seconds)
@@ -253,7 +271,10 @@ class JobMetrics:
                 self.shard_behind_latest.labels(stream, shard).set(millis)
         self.missing_streams.set(len(lag["missing_streams"]))
 
-    def observe_compaction(self, table: str, failures_in_a_row: int) -> None:
-        """One compaction round of `table`: `failures_in_a_row` is 0 when it succeeded."""
+    def observe_compaction(self, table: str, failures_in_a_row: int, pending: int | None) -> None:
+        """One compaction round of `table`: `failures_in_a_row` is 0 when it succeeded;
+        `pending`: its plans not yet completed (None: unknown, the last figure stays)."""
         self.compactions.labels(table, "failed" if failures_in_a_row else "ok").inc()
         self.compaction_failures_in_a_row.labels(table).set(failures_in_a_row)
+        if pending is not None:
+            self.compactions_pending.labels(table).set(pending)

@@ -102,13 +102,16 @@ def check_the_job_and_its_alerts(
     valid = value(run, f'sum(lakehouse_job_records_total{{{instance},outcome="valid"}})')
     quarantined = f'sum(lakehouse_job_records_total{{{instance},outcome="quarantined"}})'
     assert (valid, value(run, quarantined)) == (20, 2)
-    # By the ledger's kind of reason: "not json" is not JSON, "{}" has no event_type.
+    # By the ledger's kind of reason: "not json" is not JSON, "{}" has no event_type; and
+    # every record by the shard it was read from (the test's stream has two).
     kinds = f"lakehouse_job_quarantined_total{{{instance}}} > 0"
     wait_for(
         lambda: by_label(run, kinds, "kind") == {"not_json": 1, "unknown_event_type": 1},
         30,
         "the quarantined records by kind",
     )
+    shards = by_label(run, f"lakehouse_job_shard_records_total{{{instance}}}", "shard")
+    assert sum(shards.values()) == 22 and len(shards) == 2, shards
     cow = f'lakehouse_job_freshness_seconds_count{{{instance},sink="hudi_orders_cow"}}'
     assert (value(run, cow) or 0) >= 1
     # Hudi's own figures of each write (lakehouse_job.hudi_metrics), as Hudi counted them:
@@ -127,6 +130,20 @@ def check_the_job_and_its_alerts(
     # Trino's named series only (prometheus.yml's name[] list), through basic auth.
     trino = 'count({job="trino",__name__=~"trino_.*"})'
     wait_for(lambda: value(run, trino) == 7, 60, "Trino's seven series")
+    # Every target of the stack's own, this job's and its Spark driver's is up (the load
+    # generator's is down between loads; other tests' jobs come and go).
+    ours = {"trino", "processes", "minio", "prometheus"}
+    mine = {f"127.0.0.1:{metrics_port}", f"127.0.0.1:{ui_port}"}
+
+    def targets_down() -> dict[str, str]:
+        targets = prometheus(run, "/api/v1/targets")["activeTargets"]
+        watched = [
+            t for t in targets if t["labels"]["job"] in ours or t["labels"]["instance"] in mine
+        ]
+        assert {t["labels"]["job"] for t in watched} >= ours | {"lakehouse-job", "spark-driver"}
+        return {t["scrapeUrl"]: t["lastError"] for t in watched if t["health"] != "up"}
+
+    wait_for(lambda: targets_down() == {}, 30, "every target up")
     # Each service's process group (lakehouse.process_exporter): Trino's JVM alone holds
     # hundreds of MiB, and every service of the stack is there.
     services = set(service_names())

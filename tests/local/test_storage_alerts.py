@@ -80,6 +80,8 @@ def test_compaction_failing_fires_while_a_file_is_spoiled_and_resolves_once_it_i
             )
             assert job.poll() is None, f"the job exited:\n{tail(run.log)}"
             assert run.query("SELECT count(*) FROM hudi_orders_cow")[0][0] == 40
+            pending = f'lakehouse_job_compactions_pending{{instance="{instance}"}}'
+            assert (value(run, pending) or 0) >= 1, "the failing plan is the table's backlog"
         finally:
             s3.put_object(Bucket=run.bucket, Key=spoiled, Body=body)
         wait_for(
@@ -89,6 +91,7 @@ def test_compaction_failing_fires_while_a_file_is_spoiled_and_resolves_once_it_i
         )
         in_a_row = f'lakehouse_job_compaction_failures_in_a_row{{instance="{instance}"}}'
         assert value(run, in_a_row) == 0
+        wait_for(lambda: value(run, pending) == 0, 60, "the compaction backlog to clear")
         # The plan that failed ran at last, and the quiet table's last delta commits with
         # it: the read-optimized view holds every record.
         wait_for(

@@ -19,6 +19,7 @@ meanwhile (near zero when the figure is the job's alone).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -236,7 +237,10 @@ def run_drain(
             "profiles": by_profile(runs),
         }
     finally:
-        kinesis.delete_stream(StreamName=stream)
+        # A retried delete of a big stream can find it gone (the engine answered the first
+        # after the client's timeout): gone either way, and the figures must not be lost.
+        with contextlib.suppress(kinesis.exceptions.ResourceNotFoundException):
+            kinesis.delete_stream(StreamName=stream)
 
 
 def available_now_args(settings: Settings, stream: str, database: str, workdir: Path) -> list[str]:

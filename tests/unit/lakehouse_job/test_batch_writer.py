@@ -197,6 +197,7 @@ def test_metrics_line_per_batch(two_batches: TwoBatches) -> None:
     assert set(first["written_at"]) <= set(sink_names(two_batches.writer.specs))  # declared
     assert first["quarantined_by_type"] == {"unknown": 1}  # b"not json" has no event type
     assert first["quarantined_by_kind"] == {"not_json": 1}  # the ledger's kind of its reason
+    assert first["records_by_shard"] == {"events": {SHARD: 5}}
     assert first["oldest_arrival"] == ARRIVAL.timestamp()
     assert first["oldest_arrival"] <= min(first["written_at"].values())
     # Every record by its arrival second, the unparseable one too.

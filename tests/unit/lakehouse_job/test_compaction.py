@@ -36,8 +36,11 @@ class FakeConf:
 
 
 class FakeResult:
+    def __init__(self, rows: list[Any] | None = None) -> None:
+        self.rows = rows or []
+
     def collect(self) -> list[Any]:
-        return []
+        return self.rows
 
 
 class FakeSpark:
@@ -46,11 +49,16 @@ class FakeSpark:
     def __init__(self, fail_path: str | None = None) -> None:
         self.conf = FakeConf()
         self.statements: list[str] = []
+        self.shown: list[str] = []
+        self.plans = [{"state": "COMPLETED"}, {"state": "REQUESTED"}]  # show_compaction's
         self.conf_at_call: list[dict[str, str]] = []
         self.fail_path = fail_path
         self.called = threading.Event()
 
     def sql(self, text: str) -> FakeResult:
+        if "show_compaction" in text:  # the backlog asked after each round, kept apart
+            self.shown.append(text)
+            return FakeResult(self.plans)
         self.statements.append(text)
         self.conf_at_call.append(dict(self.conf.values))
         self.called.set()
@@ -109,7 +117,7 @@ def test_a_failed_compaction_is_logged_and_the_thread_keeps_going(
 
 def test_each_round_reports_the_failures_in_a_row_zero_after_a_success() -> None:
     fake = FakeSpark(fail_path="orders_mor")
-    reported: list[tuple[str, int]] = []
+    reported: list[tuple[str, int, int | None]] = []
     r = CompactionRunner(
         cast(SparkSession, fake), lambda: TABLES, on_compaction=lambda *a: reported.append(a)
     )
@@ -117,8 +125,11 @@ def test_each_round_reports_the_failures_in_a_row_zero_after_a_success() -> None
     r.compact_now()
     fake.fail_path = None
     r.compact_now()
-    assert [n for table, n in reported if table == "orders_mor"] == [1, 2, 0]
-    assert [n for table, n in reported if table == "ticks_mor"] == [0, 0, 0]
+    assert [n for table, n, _ in reported if table == "orders_mor"] == [1, 2, 0]
+    assert [n for table, n, _ in reported if table == "ticks_mor"] == [0, 0, 0]
+    # Each round also reports the table's plans not yet completed.
+    assert {pending for _, _, pending in reported} == {1}
+    assert fake.shown[0] == "CALL show_compaction(path => 's3a://b/w/orders_mor', limit => 100)"
 
 
 def test_compact_fully_runs_pending_plans_then_schedules_and_executes_every_table() -> None:

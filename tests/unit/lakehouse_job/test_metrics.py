@@ -21,6 +21,7 @@ def batch() -> BatchMetrics:
         quarantined=2,
         quarantined_by_type={"orders": 1, "unknown": 1},
         quarantined_by_kind={"missing_key": 1, "not_json": 1},
+        records_by_shard={"events": {"shardId-000000000000": 6, "shardId-000000000001": 4}},
         seconds={"hudi_orders_cow": 1.5, "quarantine": 0.4, "batch": 2.0},
         written_at={"hudi_orders_cow": 1_000.0, "quarantine": 1_001.0},
         oldest_arrival=990.0,
@@ -39,6 +40,8 @@ def test_a_batch_counts_records_stages_writes_and_freshness() -> None:
     unparsed = {"event_type": "unknown", "outcome": "quarantined"}
     assert value("lakehouse_job_records_total", unparsed) == 2
     assert value("lakehouse_job_quarantined_total", {"kind": "not_json"}) == 2
+    shard = {"stream": "events", "shard": "shardId-000000000001"}
+    assert value("lakehouse_job_shard_records_total", shard) == 8
     assert value("lakehouse_job_stage_seconds_count", {"stage": "batch"}) == 2
     assert value("lakehouse_job_stage_seconds_sum", {"stage": "hudi_orders_cow"}) == 3.0
     assert value("lakehouse_job_sink_writes_total", {"sink": "quarantine"}) == 2
@@ -71,9 +74,9 @@ def test_lag_and_compactions() -> None:
             "missing_streams": ["x"],
         }
     )
-    m.observe_compaction("hudi_orders_mor", 0)
-    m.observe_compaction("hudi_orders_mor", 1)
-    m.observe_compaction("hudi_orders_mor", 2)
+    m.observe_compaction("hudi_orders_mor", 0, 0)
+    m.observe_compaction("hudi_orders_mor", 1, 1)
+    m.observe_compaction("hudi_orders_mor", 2, None)
     value = m.registry.get_sample_value
     assert value("lakehouse_job_kinesis_millis_behind_latest") == 4_500
     assert value("lakehouse_job_kinesis_shards_with_lag") == 3
@@ -97,8 +100,10 @@ def test_lag_and_compactions() -> None:
     assert value("lakehouse_job_compactions_total", failed) == 2
     in_a_row = "lakehouse_job_compaction_failures_in_a_row"
     assert value(in_a_row, {"table": "hudi_orders_mor"}) == 2
-    m.observe_compaction("hudi_orders_mor", 0)  # a success resets it: the alert resolves
+    assert value("lakehouse_job_compactions_pending", {"table": "hudi_orders_mor"}) == 1
+    m.observe_compaction("hudi_orders_mor", 0, 0)  # a success resets it: the alert resolves
     assert value(in_a_row, {"table": "hudi_orders_mor"}) == 0
+    assert value("lakehouse_job_compactions_pending", {"table": "hudi_orders_mor"}) == 0
 
 
 def test_served_over_http_and_a_taken_port_does_not_stop_the_job(
