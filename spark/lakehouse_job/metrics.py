@@ -36,7 +36,9 @@ runs; these say what the pipeline does, per micro-batch and per sink:
     lakehouse_job_start_time_seconds                 when this run of the job started
 
 Everything is updated on the driver from what the job already computes (the batch's
-counts, the sinks' timings, the source's progress), so serving it costs no Spark work.
+counts, the sinks' timings, the source's progress), so serving it costs no Spark work;
+only the compaction backlog is asked of Hudi's timeline, by the compaction thread after
+each round, off the write path.
 """
 
 from __future__ import annotations
@@ -118,7 +120,7 @@ class JobMetrics:
         )
         self.stage_seconds = Histogram(
             "lakehouse_job_stage_seconds",
-            "Seconds per stage of a micro-batch: each sink write, and the whole batch",
+            "Seconds per stage of a micro-batch: read and parse, each sink write, the whole batch",
             ["stage"],
             buckets=SECONDS_BUCKETS,
             registry=r,
@@ -149,7 +151,8 @@ class JobMetrics:
         )
         self.last_batch_seconds = Gauge(
             "lakehouse_job_last_batch_seconds",
-            "Seconds per stage of the last micro-batch: each sink write, and the whole batch",
+            "Seconds per stage of the last micro-batch: read and parse, each sink write, "
+            "the whole batch",
             ["stage"],
             registry=r,
         )
