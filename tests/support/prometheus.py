@@ -59,7 +59,7 @@ def by_label(run: Run, query: str, label: str) -> dict[str, float]:
 
 
 def labels(run: Run, query: str, label: str) -> set[str]:
-    return {r["metric"][label] for r in prometheus(run, "/api/v1/query", query=query)["result"]}
+    return set(by_label(run, query, label))
 
 
 def alert_state(url: str, name: str, **labels: str) -> str | None:

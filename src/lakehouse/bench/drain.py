@@ -19,7 +19,6 @@ meanwhile (near zero when the figure is the job's alone).
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 import os
@@ -42,7 +41,7 @@ from lakehouse.bench.pipeline import (
     order_event,
     orders_only,
 )
-from lakehouse.bootstrap import ensure_stream
+from lakehouse.bootstrap import delete_stream, ensure_stream
 from lakehouse.clients import kinesis_client
 from lakehouse.config import Settings
 from lakehouse.job_launcher import job_command, job_env
@@ -237,10 +236,7 @@ def run_drain(
             "profiles": by_profile(runs),
         }
     finally:
-        # A retried delete of a big stream can find it gone (the engine answered the first
-        # after the client's timeout): gone either way, and the figures must not be lost.
-        with contextlib.suppress(kinesis.exceptions.ResourceNotFoundException):
-            kinesis.delete_stream(StreamName=stream)
+        delete_stream(kinesis, stream)
 
 
 def available_now_args(settings: Settings, stream: str, database: str, workdir: Path) -> list[str]:

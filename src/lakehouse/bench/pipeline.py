@@ -14,7 +14,6 @@ keys, values and order; only the clock differs).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -34,7 +33,7 @@ from typing import Any
 import yaml
 
 from lakehouse.bench import freshness, procstats, table_freshness
-from lakehouse.bootstrap import ensure_stream
+from lakehouse.bootstrap import delete_stream, ensure_stream
 from lakehouse.clients import hudi_rs_table, kinesis_client, s3_client, trino_connection
 from lakehouse.config import Settings
 from lakehouse.job_launcher import job_command, job_env
@@ -294,10 +293,7 @@ def run_pipeline(settings: Settings, opts: PipelineOptions, say: Callable[[str],
                 job.wait(120)
             except subprocess.TimeoutExpired:
                 os.killpg(job.pid, signal.SIGKILL)
-        # A retried delete of a big stream can find it gone (the engine answered the first
-        # after the client's timeout): gone either way, and the figures must not be lost.
-        with contextlib.suppress(kinesis.exceptions.ResourceNotFoundException):
-            kinesis.delete_stream(StreamName=stream)
+        delete_stream(kinesis, stream)
 
 
 def _measure(

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from lakehouse.bench.drain import fill, order_payloads
-from lakehouse.bootstrap import ensure_stream
+from lakehouse.bootstrap import delete_stream, ensure_stream
 from lakehouse.clients import kinesis_client
 from lakehouse.config import Settings
 from lakehouse.job_launcher import job_command, job_env
@@ -87,7 +87,7 @@ def measure(
         drain(1)
         many, one = drain(batches), drain(1)
     finally:
-        client.delete_stream(StreamName=stream, EnforceConsumerDeletion=True)
+        delete_stream(client, stream)
     per_batch = {api: (many[api] - one[api]) / (batches - 1) for api in many | one}
     return {
         "batches": batches,

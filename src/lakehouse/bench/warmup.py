@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from lakehouse.bench.drain import available_now_args, fill, order_payloads
-from lakehouse.bootstrap import ensure_stream
+from lakehouse.bootstrap import delete_stream, ensure_stream
 from lakehouse.class_archive import ARCHIVE_ENV
 from lakehouse.clients import kinesis_client
 from lakehouse.config import Settings
@@ -42,6 +42,6 @@ def ensure_class_archive(settings: Settings, out: Path, say: Callable[[str], Non
         with open(workdir / "job.log", "wb") as log:
             code = subprocess.run(job_command(args), env=env, stdout=log, stderr=log).returncode
     finally:
-        kinesis.delete_stream(StreamName=stream)
+        delete_stream(kinesis, stream)
     if code != 0 or not Path(archive).exists():
         say(f"    no archive recorded (job exit {code}, {workdir}/job.log): runs start without")

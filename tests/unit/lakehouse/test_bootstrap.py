@@ -155,3 +155,29 @@ def test_retry_does_not_retry_a_bootstrap_error(clock: FakeClock) -> None:
     with pytest.raises(BootstrapError, match="on-demand"):
         bootstrap._retry("the stream", step, {}, wait_s=60)
     assert clock.sleeps == 0
+
+
+class Deleting:
+    """A Kinesis client whose delete_stream answers `outcome` (None: deleted)."""
+
+    def __init__(self, outcome: ClientError | None) -> None:
+        self.outcome = outcome
+        self.calls: list[dict[str, Any]] = []
+
+    def delete_stream(self, **kwargs: Any) -> None:
+        self.calls.append(kwargs)
+        if self.outcome is not None:
+            raise self.outcome
+
+
+def test_delete_stream_takes_a_stream_already_gone_and_raises_anything_else() -> None:
+    deleted = Deleting(None)
+    bootstrap.delete_stream(deleted, "s")
+    assert deleted.calls == [{"StreamName": "s", "EnforceConsumerDeletion": True}]
+    bootstrap.delete_stream(
+        Deleting(client_error("ResourceNotFoundException", "DeleteStream")), "s"
+    )
+    with pytest.raises(ClientError, match="LimitExceededException"):
+        bootstrap.delete_stream(
+            Deleting(client_error("LimitExceededException", "DeleteStream")), "s"
+        )
