@@ -177,7 +177,8 @@ def check_the_job_and_its_alerts(
     # once it resumes (the alert resolved) their batch is over a minute old: CoW's p95
     # freshness passes the 30 s line, and with one more record quarantined (3 of 27)
     # the quarantine ratio passes 5 %. Those two rules turn active (pending: their
-    # 2 minutes of `for` are promtool's to prove, test_the_alert_rules_fire_on_their_cases).
+    # 2 minutes of `for` are proven by promtool, test_the_alert_rules_fire_on_their_cases,
+    # and live to firing and resolved by tests/local/test_data_alerts.py, a long test).
     this_job = {"instance": f"127.0.0.1:{metrics_port}"}
     os.killpg(job.pid, signal.SIGSTOP)
     try:
