@@ -61,7 +61,9 @@ def classify(batch: DataFrame, specs: Mapping[str, TableSpec]) -> DataFrame:
     staged = staged.select("*", *[sc.parsed().alias(sc.fields_col) for sc in per_spec])
     raws = [raw.alias(sc.raw_col) for sc in per_spec if (raw := sc.raw()) is not None]
     probes = [probe for sc in per_spec for probe in sc.probes()]
-    staged = staged.select("*", *raws, *probes)
+    lenient = [ts for sc in per_spec for ts in sc.lenient_timestamps()]
+    staged = staged.select("*", *raws, *probes, *lenient)
+    staged = staged.select("*", *[ts for sc in per_spec for ts in sc.parsed_timestamps()])
 
     bound = [name for name, spec in specs.items() if spec.stream is not None]
     checks = envelope.envelope_checks(list(specs), global_max, bound)

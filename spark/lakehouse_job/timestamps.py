@@ -27,16 +27,20 @@ _PATTERN: Final = "yyyy-MM-dd'T'HH:mm:ss[.SSSSSS]XXX"
 _SECONDS_PER_DAY: Final = 86_400
 
 
-def parse_iso_timestamp(raw: Column) -> Column:
-    """The instant `raw` names, or null if it is not a strict ISO-8601 timestamp.
+def lenient_timestamp(raw: Column) -> Column:
+    """Spark's parse of `raw` by the ISO pattern, before the strict checks: selected as a
+    column of its own and passed to strict_iso_timestamp, so the text is parsed once (the
+    zone comes from the string: the result does not depend on the session time zone).
+    try_to_timestamp (not to_timestamp) so that impossible dates such as 2026-02-30 give
+    null rather than an error when ANSI mode is on."""
+    return F.try_to_timestamp(raw, F.lit(_PATTERN))
 
-    The zone comes from the string, so the result does not depend on the session time
-    zone. try_to_timestamp (not to_timestamp) so that impossible dates such as
-    2026-02-30 give null rather than an error when ANSI mode is on.
-    """
-    ts = F.try_to_timestamp(raw, F.lit(_PATTERN))
-    in_range = F.unix_micros(ts).between(MIN_MICROS, MAX_MICROS)
-    return F.when(raw.rlike(ISO_TIMESTAMP_REGEX), F.when(in_range, ts))
+
+def strict_iso_timestamp(raw: Column, lenient: Column) -> Column:
+    """The instant `raw` names, or null if it is not a strict ISO-8601 timestamp within the
+    accepted range; `lenient` is lenient_timestamp(raw)'s column."""
+    in_range = F.unix_micros(lenient).between(MIN_MICROS, MAX_MICROS)
+    return F.when(raw.rlike(ISO_TIMESTAMP_REGEX) & in_range, lenient)
 
 
 ISO_DATE_REGEX: Final = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}\z"
