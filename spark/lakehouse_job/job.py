@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -82,7 +82,7 @@ def _stream_list_arg(value: str) -> str:
     return value
 
 
-def _source_option_arg(value: str) -> tuple[str, str]:
+def _name_value_arg(value: str) -> tuple[str, str]:
     name, sep, option = value.partition("=")
     if not sep or not name.strip():
         raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {value!r}")
@@ -122,10 +122,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--kinesis-option",
         action="append",
         default=[],
-        type=_source_option_arg,
+        type=_name_value_arg,
         metavar="NAME=VALUE",
         help="an option of the Kinesis source (spark/kinesis-source/README.md), e.g. "
         "readAhead=false; repeatable",
+    )
+    p.add_argument(
+        "--spark-conf",
+        action="append",
+        default=[],
+        type=_name_value_arg,
+        metavar="KEY=VALUE",
+        help="a Spark setting for this run, over spark-defaults.conf (e.g. "
+        "spark.sql.shuffle.partitions=4); not JVM options, which are set before the job "
+        "starts; repeatable",
     )
     p.add_argument(
         "--tables",
@@ -271,17 +281,6 @@ class MetastoreSync:
         self._synced.setdefault(table, set()).update(partitions)
 
 
-@dataclass
-class Counted:
-    """What one pass over a batch's classified rows counts (BatchWriter._counts)."""
-
-    by_type: dict[tuple[str | None, bool], int] = field(default_factory=dict)  # (type, valid)
-    oldest_arrival: float | None = None  # epoch seconds of the oldest record's arrival
-    arrivals: dict[str, int] = field(default_factory=dict)  # records per arrival second
-    quarantined_by_kind: dict[str, int] = field(default_factory=dict)  # metrics.quarantine_kind
-    records_by_shard: dict[str, dict[str, int]] = field(default_factory=dict)  # stream -> shard
-
-
 class BatchWriter:
     """The foreachBatch function: one micro-batch into every sink."""
 
@@ -325,11 +324,7 @@ class BatchWriter:
             # The first action on the batch: Kinesis read, parse and checks happen here
             # (the frame is cached for the writes).
             begun = time.monotonic()
-            counted = self._counts(classified)
-            counts = counted.by_type
-            metrics.oldest_arrival, metrics.arrivals = counted.oldest_arrival, counted.arrivals
-            metrics.quarantined_by_kind = counted.quarantined_by_kind
-            metrics.records_by_shard = counted.records_by_shard
+            counts = self._count(classified, metrics)
             metrics.seconds["read_parse"] = round(time.monotonic() - begun, 3)
             metrics.records = sum(counts.values())
             # Submitted in this order: the Hudi tables first (what readers wait for),
@@ -411,9 +406,11 @@ class BatchWriter:
         )
 
     @staticmethod
-    def _counts(classified: DataFrame) -> Counted:
-        """One pass over the batch (a batch spans a few seconds of arrivals, a few shards
-        and few distinct reasons, so the grouping keys add groups, not passes)."""
+    def _count(classified: DataFrame, metrics: BatchMetrics) -> dict[tuple[str | None, bool], int]:
+        """Records by (event type, valid), from one pass over the batch that also fills the
+        metrics' arrivals, shards and quarantine kinds (a batch spans a few seconds of
+        arrivals, a few shards and few distinct reasons, so the grouping keys add groups,
+        not passes)."""
         arrival = F.col(envelope.ARRIVAL).cast("double")
         rows = (
             classified.groupBy(
@@ -426,21 +423,22 @@ class BatchWriter:
             .agg(F.count(F.lit(1)), F.min(arrival))
             .collect()
         )
-        counted = Counted()
+        by_type: dict[tuple[str | None, bool], int] = {}
+        arrivals: dict[str, int] = {}
         for event_type, reason, second, stream, shard, n, oldest in rows:
             ok, n = reason is None, int(n)
-            counted.by_type[(event_type, ok)] = counted.by_type.get((event_type, ok), 0) + n
+            by_type[(event_type, ok)] = by_type.get((event_type, ok), 0) + n
             if not ok:
-                kind = quarantine_kind(reason)
-                counted.quarantined_by_kind[kind] = counted.quarantined_by_kind.get(kind, 0) + n
+                kind, kinds = quarantine_kind(reason), metrics.quarantined_by_kind
+                kinds[kind] = kinds.get(kind, 0) + n
             if second is not None:
-                counted.arrivals[str(second)] = counted.arrivals.get(str(second), 0) + n
-            shards = counted.records_by_shard.setdefault(str(stream), {})
+                arrivals[str(second)] = arrivals.get(str(second), 0) + n
+            shards = metrics.records_by_shard.setdefault(str(stream), {})
             shards[str(shard)] = shards.get(str(shard), 0) + n
             if oldest is not None:
-                counted.oldest_arrival = min(float(oldest), counted.oldest_arrival or math.inf)
-        counted.arrivals = dict(sorted(counted.arrivals.items()))
-        return counted
+                metrics.oldest_arrival = min(float(oldest), metrics.oldest_arrival or math.inf)
+        metrics.arrivals = dict(sorted(arrivals.items()))
+        return by_type
 
     def _run_writes(self, writes: list[Write], metrics: BatchMetrics) -> None:
         """Run the sinks' writes side by side: each is mostly waiting on S3, the
@@ -529,6 +527,8 @@ def build_session(args: argparse.Namespace) -> SparkSession:
     builder = SparkSession.builder.appName("lakehouse-streaming-job")
     if args.master:
         builder = builder.master(args.master)
+    for key, value in args.spark_conf:
+        builder = builder.config(key, value)
     if args.catalog == "glue":
         # The job writes and reads its tables by path; Spark's own catalog is not Glue (that
         # needs EMR's client), so it must not start an empty local Hive metastore either.

@@ -84,28 +84,34 @@ def kinesis_spec(settings: Settings) -> ServiceSpec:
     )
 
 
-def minio_spec(settings: Settings) -> ServiceSpec:
-    binary = installers.ensure_minio(settings)
-    port, console = settings.port("MINIO_PORT"), settings.port("MINIO_CONSOLE_PORT")
-    data = settings.data_dir / "minio"
-    data.mkdir(parents=True, exist_ok=True)
+def minio_server(
+    settings: Settings, data: Path, port: int, console: int
+) -> tuple[list[str], dict[str, str]]:
+    """The command and environment of a MinIO serving `data` on `port` (the stack's, or
+    one a test runs on a volume of its own)."""
+    command = [
+        str(installers.ensure_minio(settings)),
+        "server",
+        str(data),
+        *("--address", f"127.0.0.1:{port}", "--console-address", f"127.0.0.1:{console}"),
+    ]
     env = _base_env(settings)
     env.update(
         MINIO_ROOT_USER=settings["S3_ACCESS_KEY"],
         MINIO_ROOT_PASSWORD=settings["S3_SECRET_KEY"],
         MINIO_REGION=settings["AWS_REGION"],
     )
+    return command, env
+
+
+def minio_spec(settings: Settings) -> ServiceSpec:
+    port, console = settings.port("MINIO_PORT"), settings.port("MINIO_CONSOLE_PORT")
+    data = settings.data_dir / "minio"
+    data.mkdir(parents=True, exist_ok=True)
+    command, env = minio_server(settings, data, port, console)
     return ServiceSpec(
         name="minio",
-        command=[
-            str(binary),
-            "server",
-            str(data),
-            "--address",
-            f"127.0.0.1:{port}",
-            "--console-address",
-            f"127.0.0.1:{console}",
-        ],
+        command=command,
         env=env,
         ports=(port, console),
         url=f"{settings.s3_endpoint} (console http://127.0.0.1:{console})",

@@ -26,10 +26,10 @@ from typing import Any
 
 import pytest
 
-from lakehouse import installers
 from lakehouse.clients import s3_client
+from lakehouse.services import minio_server
 from tests.local.test_loadgen_stream import free_port
-from tests.support.pipeline import Run, tail, wait_for
+from tests.support.pipeline import Run, storage_state, tail, wait_for
 from tests.support.prometheus import (
     alert_state,
     order,
@@ -40,11 +40,6 @@ from tests.support.prometheus import (
 )
 
 pytestmark = [pytest.mark.faults, pytest.mark.long]
-
-
-def keys(run: Run, prefix: str) -> list[str]:
-    pages = run.s3().get_paginator("list_objects_v2").paginate(Bucket=run.bucket, Prefix=prefix)
-    return [o["Key"] for page in pages for o in page.get("Contents", [])]
 
 
 def test_compaction_failing_fires_while_a_file_is_spoiled_and_resolves_once_it_is_restored(
@@ -62,8 +57,9 @@ def test_compaction_failing_fires_while_a_file_is_spoiled_and_resolves_once_it_i
         # The first batch's inserts made base files only (nothing to compact yet); one of
         # them is spoiled before any plan holds it. (Deleted, it would not fail: the
         # writer, listing no file for its bucket, starts the file group anew.)
-        base_files = [k for k in keys(run, table) if k.endswith(".parquet") and "/." not in k]
-        assert base_files, f"no base file under {table}: {keys(run, table)}"
+        listed = [key for key, _ in storage_state(run) if key.startswith(table)]
+        base_files = [k for k in listed if k.endswith(".parquet") and "/." not in k]
+        assert base_files, f"no base file under {table}: {listed}"
         spoiled = base_files[0]
         body = s3.get_object(Bucket=run.bucket, Key=spoiled)["Body"].read()
         s3.put_object(Bucket=run.bucket, Key=spoiled, Body=b"not parquet")
@@ -116,22 +112,8 @@ def minio_on_tmpfs(run: Run, size_mib: int) -> Iterator[tuple[int, Path]]:
         mount.rmdir()
         pytest.skip(f"a small volume for MinIO needs mount (root): {mounted.stderr.strip()}")
     port, console = free_port(range(9380, 9390)), free_port(range(9390, 9400))
-    server = subprocess.Popen(
-        [
-            str(installers.ensure_minio(run.settings)),
-            "server",
-            str(mount / "data"),
-            *("--address", f"127.0.0.1:{port}", "--console-address", f"127.0.0.1:{console}"),
-        ],
-        env={
-            **os.environ,
-            "MINIO_ROOT_USER": run.settings["S3_ACCESS_KEY"],
-            "MINIO_ROOT_PASSWORD": run.settings["S3_SECRET_KEY"],
-            "MINIO_PROMETHEUS_AUTH_TYPE": "public",
-        },
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT,
-    )
+    command, env = minio_server(run.settings, mount / "data", port, console)
+    server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     try:
         yield port, mount
     finally:

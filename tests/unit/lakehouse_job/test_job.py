@@ -83,3 +83,13 @@ def test_kinesis_source_options_pass_through_as_name_value_pairs() -> None:
     assert args.kinesis_option == [("readAhead", "false"), ("maxFetchDurationMs", "5000")]
     with pytest.raises(SystemExit):
         build_parser().parse_args(["--kinesis-option", "readAhead"])
+
+
+def test_spark_settings_pass_through_as_key_value_pairs() -> None:
+    args = build_parser().parse_args(
+        ["--spark-conf", "spark.sql.shuffle.partitions=4", "--spark-conf", "a.b = c=d"]
+    )
+    assert args.spark_conf == [("spark.sql.shuffle.partitions", "4"), ("a.b", "c=d")]
+    assert build_parser().parse_args([]).spark_conf == []
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--spark-conf", "spark.sql.shuffle.partitions"])
