@@ -37,9 +37,6 @@ STREAM: Final = "__stream"
 # The entry a record's stream is declared for (tables.yaml `stream`), else null.
 ROUTE: Final = "__route"
 DEBEZIUM_ERROR: Final = "__debezium_error"
-# What the outputs (valid, raw and quarantine rows, the batch's counts) read of the
-# envelope; the rest serves the checks only and is not kept in the classified batch.
-OUTPUT_COLUMNS: Final = (STREAM, SHARD, SEQ, SUBSEQ, ARRIVAL, PAYLOAD, EVENT_TYPE)
 
 CORRUPT: Final = "__corrupt_record"
 

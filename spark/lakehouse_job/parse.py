@@ -69,11 +69,7 @@ def classify(batch: DataFrame, specs: Mapping[str, TableSpec]) -> DataFrame:
     checks = envelope.envelope_checks(list(specs), global_max, bound)
     for sc in per_spec:
         checks.extend(sc.checks(global_max))
-    # Only what the outputs read: the batch is cached, and building the cache took about
-    # a quarter of a drain's samples while it held every intermediate column (the record's
-    # bytes, its text three times, the probes' and lenient parses' columns).
-    kept = [*envelope.OUTPUT_COLUMNS, *(c for sc in per_spec for c in sc.output_columns())]
-    return staged.select(*kept, _optimizer_barrier(_first_reason(checks)).alias(REASON))
+    return staged.select("*", _optimizer_barrier(_first_reason(checks)).alias(REASON))
 
 
 def valid_rows(classified: DataFrame, spec: TableSpec) -> DataFrame:

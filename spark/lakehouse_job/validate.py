@@ -86,10 +86,6 @@ class SpecColumns:
         self.ts_cols = {name: f"__ts_{name}_{suffix}" for name in timestamps}
         self._lenient_ts_cols = {name: f"__lenient_ts_{name}_{suffix}" for name in timestamps}
 
-    def output_columns(self) -> list[str]:
-        """The columns output() and is_mine() read besides the envelope's."""
-        return [self.fields_col, *self.ts_cols.values()]
-
     def is_mine(self) -> Column:
         return F.col(envelope.EVENT_TYPE) == self.spec.event_type
 
