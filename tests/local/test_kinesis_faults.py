@@ -72,7 +72,7 @@ def test_throttles_expired_iterators_and_500s_lose_and_duplicate_nothing(run: Ru
 
             def done() -> bool:
                 return job.poll() is not None or (
-                    run.records_done() >= len(s.records)
+                    run.caught_up()
                     and all(proxy.injected[kind] for kind in KINDS)
                     and all(proxy.outages[kind] for kind in ("throttled", "internal_failure"))
                 )

@@ -9,7 +9,7 @@ import subprocess
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -30,6 +30,8 @@ class Run:
     prefix: str
     log: Path
     metrics: Path
+    # Shard -> the highest sequence number put() wrote there (caught_up compares).
+    last_put: dict[str, int] = field(default_factory=dict, compare=False)
 
     @classmethod
     def new(cls, settings: Settings, tmp: Path) -> Run:
@@ -121,6 +123,37 @@ class Run:
                 ],
             )
             assert response["FailedRecordCount"] == 0, response
+            for written in response["Records"]:
+                shard, seq = written["ShardId"], int(written["SequenceNumber"])
+                self.last_put[shard] = max(seq, self.last_put.get(shard, seq))
+
+    def caught_up(self) -> bool:
+        """The job has committed a batch ending at or past every record put() wrote: its
+        checkpoint's newest committed offsets (Spark's offsets/N beside commits/N, the
+        Kinesis source's JSON on the file's last line) reach each shard's last sequence."""
+        s3, folder = self.s3(), f"{self.prefix}/checkpoint"
+
+        def batch_ids(sub: str) -> list[int]:
+            pages = s3.get_paginator("list_objects_v2").paginate(
+                Bucket=self.bucket, Prefix=f"{folder}/{sub}/"
+            )
+            names = [o["Key"].rsplit("/", 1)[1] for p in pages for o in p.get("Contents", [])]
+            return [int(name) for name in names if name.isdigit()]
+
+        committed = batch_ids("commits")
+        if not committed:
+            return False
+        key = f"{folder}/offsets/{max(committed)}"
+        text = s3.get_object(Bucket=self.bucket, Key=key)["Body"].read().decode()
+        offset = json.loads(text.strip().splitlines()[-1])
+        streams = offset["streams"].values() if "streams" in offset else [offset]
+        read = {
+            shard: int(position["lastSequenceNumber"])
+            for stream in streams
+            for shard, position in stream["shards"].items()
+            if position.get("lastSequenceNumber")
+        }
+        return all(read.get(shard, -1) >= seq for shard, seq in self.last_put.items())
 
     # --- Trino ---
     def query(self, sql: str, catalog: str = "hudi") -> list[list]:
