@@ -29,7 +29,7 @@ import pytest
 from lakehouse.clients import s3_client
 from lakehouse.services import minio_server
 from tests.local.test_loadgen_stream import free_port
-from tests.support.pipeline import Run, storage_state, tail, wait_for
+from tests.support.pipeline import Run, tail, wait_for
 from tests.support.prometheus import (
     alert_state,
     order,
@@ -57,7 +57,7 @@ def test_compaction_failing_fires_while_a_file_is_spoiled_and_resolves_once_it_i
         # The first batch's inserts made base files only (nothing to compact yet); one of
         # them is spoiled before any plan holds it. (Deleted, it would not fail: the
         # writer, listing no file for its bucket, starts the file group anew.)
-        listed = [key for key, _ in storage_state(run) if key.startswith(table)]
+        listed = run.keys(table)
         base_files = [k for k in listed if k.endswith(".parquet") and "/." not in k]
         assert base_files, f"no base file under {table}: {listed}"
         spoiled = base_files[0]

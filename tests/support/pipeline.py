@@ -131,20 +131,13 @@ class Run:
         """The job has committed a batch ending at or past every record put() wrote: its
         checkpoint's newest committed offsets (Spark's offsets/N beside commits/N, the
         Kinesis source's JSON on the file's last line) reach each shard's last sequence."""
-        s3, folder = self.s3(), f"{self.prefix}/checkpoint"
-
-        def batch_ids(sub: str) -> list[int]:
-            pages = s3.get_paginator("list_objects_v2").paginate(
-                Bucket=self.bucket, Prefix=f"{folder}/{sub}/"
-            )
-            names = [o["Key"].rsplit("/", 1)[1] for p in pages for o in p.get("Contents", [])]
-            return [int(name) for name in names if name.isdigit()]
-
-        committed = batch_ids("commits")
+        folder = f"{self.prefix}/checkpoint"
+        names = [key.rsplit("/", 1)[1] for key in self.keys(f"{folder}/commits/")]
+        committed = [int(name) for name in names if name.isdigit()]
         if not committed:
             return False
         key = f"{folder}/offsets/{max(committed)}"
-        text = s3.get_object(Bucket=self.bucket, Key=key)["Body"].read().decode()
+        text = self.s3().get_object(Bucket=self.bucket, Key=key)["Body"].read().decode()
         offset = json.loads(text.strip().splitlines()[-1])
         streams = offset["streams"].values() if "streams" in offset else [offset]
         read = {
@@ -165,14 +158,19 @@ class Run:
     def s3(self):
         return s3_client(self.settings.endpoints)
 
+    def keys(self, prefix: str) -> list[str]:
+        """The keys of the run's bucket under `prefix` (a full key prefix)."""
+        pages = (
+            self.s3().get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=prefix)
+        )
+        return [obj["Key"] for page in pages for obj in page.get("Contents", [])]
+
     def raw_json_lines(self, table: str) -> list[str]:
         s3, lines = self.s3(), []
-        paginator = s3.get_paginator("list_objects_v2")
-        for page in paginator.paginate(Bucket=self.bucket, Prefix=f"{self.prefix}/raw/{table}/"):
-            for obj in page.get("Contents", []):
-                if obj["Key"].endswith(".json"):
-                    body = s3.get_object(Bucket=self.bucket, Key=obj["Key"])["Body"].read()
-                    lines += body.decode().splitlines()
+        for key in self.keys(f"{self.prefix}/raw/{table}/"):
+            if key.endswith(".json"):
+                body = s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()
+                lines += body.decode().splitlines()
         return lines
 
 
