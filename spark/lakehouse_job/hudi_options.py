@@ -78,6 +78,8 @@ class SinkSettings:
     checkpoint: str = ""
     # Hudi's own metrics of each write, reported to the job (lakehouse_job.hudi_metrics).
     hudi_metrics: bool = False
+    # The user's Hudi write settings (--hudi-option), over the job's own for every table.
+    extra_options: tuple[tuple[str, str], ...] = ()
 
 
 def table_path(sink: SinkSettings, spec: TableSpec, table_type: TableType) -> str:
@@ -182,6 +184,7 @@ def hudi_options(
         options.update(hive_sync_options(sink, name, partition))
     if sink.hudi_metrics:
         options.update(reporter_options())
+    options.update(sink.extra_options)
     return options
 
 
@@ -274,4 +277,5 @@ def quarantine_options(sink: SinkSettings, sync: bool = True) -> dict[str, str]:
         options.update(hive_sync_options(sink, "quarantine", columns.Q_DATE))
     if sink.hudi_metrics:
         options.update(reporter_options())
+    options.update(sink.extra_options)
     return options

@@ -134,8 +134,17 @@ def build_parser() -> argparse.ArgumentParser:
         type=_name_value_arg,
         metavar="KEY=VALUE",
         help="a Spark setting for this run, over spark-defaults.conf (e.g. "
-        "spark.sql.shuffle.partitions=4); not JVM options, which are set before the job "
-        "starts; repeatable",
+        "spark.sql.shuffle.partitions=4; spark.driver.extraJavaOptions replaces the "
+        "defaults' JVM options in local mode); repeatable",
+    )
+    p.add_argument(
+        "--hudi-option",
+        action="append",
+        default=[],
+        type=_name_value_arg,
+        metavar="KEY=VALUE",
+        help="a Hudi write setting for every table of this run, over the job's own (e.g. "
+        "hoodie.parquet.compression.codec=zstd); repeatable",
     )
     p.add_argument(
         "--tables",
@@ -602,6 +611,7 @@ def run(args: argparse.Namespace) -> int:
         region=args.region,
         glue_endpoint=args.glue_endpoint or "",
         hudi_metrics=args.hudi_metrics,
+        extra_options=tuple(args.hudi_option),
     )
     # The JVM that build_session starts inherits SIGTERM as ignored, so a SIGTERM to the
     # whole process group (the supervisor, docker stop) reaches only this driver, which

@@ -293,6 +293,9 @@ def drain_once(
         raise RuntimeError(f"the {profile} job exited {job.returncode}; see {workdir}/job.log")
     lines = [json.loads(line) for line in metrics.read_text().splitlines()]
     (workdir / "cpu.json").write_text(json.dumps([[c.at, c.cpu_s, c.jit_s] for c in samples]))
+    (workdir / "threads.json").write_text(
+        json.dumps(procstats.cpu_by_thread_kind(threads), indent=1)
+    )
     run = summarise_run(lines, samples, started, opts.warm_share)
     if run["events"] != opts.events:
         raise RuntimeError(

@@ -122,3 +122,18 @@ def threads(pgid: int) -> dict[int, tuple[str, float]]:
             name = stat[stat.index("(") + 1 : stat.rindex(")")]
             found[int(task.name)] = (name, _sample(stat[stat.rindex(")") + 2 :].split()).cpu_s)
     return found
+
+
+def thread_kind(name: str) -> str:
+    """A thread's name without its number ("GC Thread#1" and "GC Thread#0" are one kind;
+    "Executor task launch worker for task 12" is cut to 15 characters by /proc)."""
+    return name.rstrip("0123456789#-_ ").strip() or name
+
+
+def cpu_by_thread_kind(threads: dict[int, tuple[str, float]]) -> dict[str, float]:
+    """CPU-seconds per kind of thread, largest first: where a JVM's CPU went (its tasks,
+    the JIT compiler, the collector, the S3 uploads...)."""
+    kinds: dict[str, float] = {}
+    for name, cpu in threads.values():
+        kinds[thread_kind(name)] = kinds.get(thread_kind(name), 0.0) + cpu
+    return dict(sorted(((k, round(v, 1)) for k, v in kinds.items()), key=lambda kv: -kv[1]))

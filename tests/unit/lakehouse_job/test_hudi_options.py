@@ -127,3 +127,18 @@ def test_hudi_reports_each_write_to_the_job_when_asked() -> None:
     ):
         assert options["hoodie.metrics.on"] == "true"
         assert options[reporter] == "lakehouse.hudi.CommitMetricsReporter"
+
+
+def test_the_users_hudi_settings_override_the_jobs_for_every_table() -> None:
+    level = "hoodie.write.tagged.record.storage.level"
+    sink = replace(
+        SINK, extra_options=((level, "MEMORY_AND_DISK"), ("hoodie.clean.max.commits", "3"))
+    )
+    for options in (
+        hudi_options(ORDERS, "COPY_ON_WRITE", sink),
+        hudi_options(ORDERS, "MERGE_ON_READ", sink),
+        quarantine_options(sink),
+    ):
+        assert options[level] == "MEMORY_AND_DISK"
+        assert options["hoodie.clean.max.commits"] == "3"
+    assert level not in hudi_options(ORDERS, "COPY_ON_WRITE", SINK)

@@ -93,3 +93,9 @@ def test_spark_settings_pass_through_as_key_value_pairs() -> None:
     assert build_parser().parse_args([]).spark_conf == []
     with pytest.raises(SystemExit):
         build_parser().parse_args(["--spark-conf", "spark.sql.shuffle.partitions"])
+
+
+def test_hudi_settings_pass_through_as_key_value_pairs() -> None:
+    args = build_parser().parse_args(["--hudi-option", "hoodie.clean.max.commits=3"])
+    assert args.hudi_option == [("hoodie.clean.max.commits", "3")]
+    assert build_parser().parse_args([]).hudi_option == []
