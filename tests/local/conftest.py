@@ -174,22 +174,25 @@ def run(stack: Stack, tmp_path: Path) -> Iterator[Run]:
 
 # pytest-xdist hands tests out in collection order (tests/support/xdist_modules.py), and a
 # worker that runs out of tests idles until the other's last one ends: the longest go
-# first (the notebooks, one unit of about 6 minutes; the crash-point test, 5), so that
-# the short ones fill in beside them at the end (measured: a 6-minute crash-point test
-# handed out last left the other worker idle for 5.6 minutes). Order within a module kept.
-_LONG_FIRST: dict[str, int] = {
-    "test_notebooks.py": 10,
-    "test_crash_points.py": 9,
-    "test_faults.py": 8,
-    "test_cdc_faults.py": 7,
-    "test_kpl.py": 6,
-    "test_kinesis_faults.py": 5,
-    "test_pipeline.py": 4,
-    "test_cdc.py": 3,
-    "test_kinesis_source.py": 2,
-    "test_hudi_rs.py": 1,
-}
+# first (the notebooks, one unit of about 6 minutes; the crash-point test and the AWS
+# simulation, 5-7 each), so that the short ones fill in beside them at the end (measured:
+# a 6-minute crash-point test handed out last left the other worker idle for 5.6 minutes).
+# Order within a module kept; modules not named here come after, in collection order.
+_LONG_FIRST: tuple[str, ...] = (
+    "test_notebooks.py",
+    "test_crash_points.py",
+    "test_aws_target.py",
+    "test_faults.py",
+    "test_cdc_faults.py",
+    "test_kpl.py",
+    "test_kinesis_faults.py",
+    "test_pipeline.py",
+    "test_cdc.py",
+    "test_kinesis_source.py",
+    "test_hudi_rs.py",
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: -_LONG_FIRST.get(item.path.name, 0))
+    rank = {name: position for position, name in enumerate(_LONG_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(_LONG_FIRST)))
