@@ -135,5 +135,6 @@ def cpu_by_thread_kind(threads: dict[int, tuple[str, float]]) -> dict[str, float
     the JIT compiler, the collector, the S3 uploads...)."""
     kinds: dict[str, float] = {}
     for name, cpu in threads.values():
-        kinds[thread_kind(name)] = kinds.get(thread_kind(name), 0.0) + cpu
+        kind = thread_kind(name)
+        kinds[kind] = kinds.get(kind, 0.0) + cpu
     return dict(sorted(((k, round(v, 1)) for k, v in kinds.items()), key=lambda kv: -kv[1]))
