@@ -135,12 +135,12 @@ class TwoBatches:
 
 @pytest.fixture(scope="module")
 def two_batches(spark: SparkSession, tables: Tables, tmp_path_factory: Any) -> Iterator[TwoBatches]:
-    """The same mixed batch written twice by one writer (fast profile, one write at a time,
-    so the sinks run in submission order)."""
+    """The same mixed batch written twice by one writer (fast profile, its default of one
+    write at a time, so the sinks run in submission order)."""
     metrics_file = Path(tmp_path_factory.mktemp("metrics")) / "metrics.jsonl"
     with pytest.MonkeyPatch.context() as mp:
         fake = patch_sinks(mp)
-        writer = BatchWriter(tables, SINK, str(metrics_file), parallel_writes=1)
+        writer = BatchWriter(tables, SINK, str(metrics_file))
         batch = micro_batch(spark, MIXED)
         writer(batch, 7)
         first = list(fake.calls)
@@ -150,13 +150,13 @@ def two_batches(spark: SparkSession, tables: Tables, tmp_path_factory: Any) -> I
         yield TwoBatches(writer, first, list(fake.calls), [json.loads(line) for line in lines])
 
 
-def test_one_hudi_write_per_table_type_then_json_copies_then_quarantine(
+def test_every_copy_on_write_table_first_then_merge_on_read_json_copies_quarantine(
     two_batches: TwoBatches,
 ) -> None:
     assert [(c.sink, c.table) for c in two_batches.first] == [
         ("hudi", "hudi_orders_cow"),
-        ("hudi", "hudi_orders_mor"),
         ("hudi", "stock_ticks_cow"),
+        ("hudi", "hudi_orders_mor"),
         ("hudi", "stock_ticks_mor"),
         ("json", "hudi_orders_json"),
         ("json", "stock_ticks_json"),
