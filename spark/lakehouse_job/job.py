@@ -454,7 +454,7 @@ class BatchWriter:
     def _run_writes(self, writes: list[Write], metrics: BatchMetrics) -> None:
         """Run the sinks' writes, `parallel_writes` at a time. One at a time by default: on
         2 cores, side by side they contended for the driver and the cores, each took twice as
-        long, the batch was no shorter, the job spent 12 % more CPU per event and the first
+        long, the batch was no shorter, the job spent 4-13 % more CPU per event and the first
         table's commit came later (README 'Performance'). The batch fails (and is replayed
         after restart) if any write fails."""
 
