@@ -179,9 +179,18 @@ def hudi_options(
                 **SHARED_WITH_COMPACTOR,
             }
         )
+    partition = spec.partition_name if is_partitioned(profile) else ""
+    options.update(_from_the_sink(sink, name, partition, sync))
+    return options
+
+
+def _from_the_sink(sink: SinkSettings, table: str, partition: str, sync: bool) -> dict[str, str]:
+    """What every table's write gets from the sink's settings, over the table's own: the
+    metastore sync when asked, Hudi's reporter when asked, and last the user's settings
+    (--hudi-option), so that they win."""
+    options: dict[str, str] = {}
     if sink.hive_sync and sync:
-        partition = spec.partition_name if is_partitioned(profile) else ""
-        options.update(hive_sync_options(sink, name, partition))
+        options.update(hive_sync_options(sink, table, partition))
     if sink.hudi_metrics:
         options.update(reporter_options())
     options.update(sink.extra_options)
@@ -273,9 +282,5 @@ def quarantine_options(sink: SinkSettings, sync: bool = True) -> dict[str, str]:
         "hoodie.insert.shuffle.parallelism": parallelism,
         "hoodie.metadata.enable": "false",
     }
-    if sink.hive_sync and sync:
-        options.update(hive_sync_options(sink, "quarantine", columns.Q_DATE))
-    if sink.hudi_metrics:
-        options.update(reporter_options())
-    options.update(sink.extra_options)
+    options.update(_from_the_sink(sink, "quarantine", columns.Q_DATE, sync))
     return options
