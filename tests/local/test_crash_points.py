@@ -44,8 +44,12 @@ def test_a_crash_at_each_point_loses_and_duplicates_nothing(
     s = scripted.build(orders=300, ticks=60, seed=53)
     chunks = [s.records[i : i + 120] for i in range(0, len(s.records), 120)]
     state = tmp_path / "crash-state"
+    # Batches large enough to keep up with the puts: the job that survived the crashes
+    # commits every record and, stopped, compacts the MoR tables (--final-compaction) for
+    # the checks, so no second job has to start to drain what it left (at 40 records a
+    # shard it had not caught up 5 minutes after the last crash, 2026-11-27).
     job_args = run.job_args(
-        *("--trigger-seconds", "1", "--max-records-per-shard", "40"),
+        *("--trigger-seconds", "1", "--max-records-per-shard", "500", "--final-compaction"),
         *("--compaction-delta-commits", "1", "--compaction-interval", "2"),
     )
     spec = job_spec(run.settings, job_args, keepalive_args=("--max-backoff", "2"))
@@ -70,11 +74,9 @@ def test_a_crash_at_each_point_loses_and_duplicates_nothing(
         for i in range(put, len(chunks)):
             run.put(chunks[i], start=i * 120)
         wait_for(lambda: run.batches_done() > done, 300, "a batch after the last crash")
+        wait_for(run.caught_up, 300, f"the job to commit every record put:\n{tail(log)}")
     finally:
-        supervisor.stop("job", timeout_s=120)
+        supervisor.stop("job", timeout_s=300)
     restarts = log.read_text(errors="replace").count("restart ")
     assert restarts >= len(points), f"{restarts} restarts for {len(points)} crashes"
-    # A job of its own drains the rest in large batches: the supervised one, at 40 records
-    # a shard per batch, had not caught up 5 minutes after the last crash (2026-11-27).
-    run.run_job("--available-now", "--final-compaction", "--max-records-per-shard", "500")
     assert_sinks_hold(run, s)

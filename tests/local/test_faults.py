@@ -112,8 +112,9 @@ def test_a_job_killed_mid_stream_is_restarted_and_loses_and_duplicates_nothing(
     half, three_quarters = len(s.records) // 2, 3 * len(s.records) // 4
     run.put(s.records[:half])
     supervisor = Supervisor(tmp_path / "run", tmp_path / "logs")
+    # 200 records a batch: two batches leave 64 of the first half waiting at the kill.
     job_args = run.job_args(
-        "--trigger-seconds", "1", "--max-records-per-shard", "60", "--final-compaction"
+        "--trigger-seconds", "1", "--max-records-per-shard", "100", "--final-compaction"
     )
     supervisor.start(job_spec(run.settings, job_args), progress=lambda _line: None)
     log = supervisor.log_file("job")
