@@ -72,8 +72,9 @@ class CrashPoints:
         self.state_dir = state_dir
         self.kill_self = kill_self
         self.jvm_pid: int | None = None
-        # Sink writes run side by side: without it, two threads could each mark their
-        # point as fired before the first kill lands, and one point would never crash.
+        # Sink writes can run side by side (--parallel-writes above 1): without it, two
+        # threads could each mark their point as fired before the first kill lands, and one
+        # point would never crash.
         self._firing = threading.Lock()
 
     @classmethod

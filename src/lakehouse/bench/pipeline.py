@@ -63,7 +63,7 @@ class PipelineOptions:
     warmup_s: float = 60.0
     probe: bool = False  # poll the tables through Trino and hudi-rs as well (costs CPU)
     rt_probe: bool = True
-    job_args: tuple[str, ...] = ()  # extra job options, e.g. ("--parallel-writes", "1")
+    job_args: tuple[str, ...] = ()  # extra job options, e.g. ("--parallel-writes", "3")
     run: int = 0  # of repeats (1, 2, ...): a results folder each
     variants: Variants = ()
 
