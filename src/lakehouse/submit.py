@@ -99,13 +99,18 @@ def executor_conf(
     env: Mapping[str, str], defaults: Mapping[str, str], trust_options: str = ""
 ) -> dict[str, str]:
     """What the executors must get from the driver (see the module's docstring);
-    `trust_options`: the JVM options of AWS_CA_BUNDLE's truststore, if any."""
+    `trust_options`: the JVM options of AWS_CA_BUNDLE's truststore, if any. The job's JIT
+    setting (job_launcher.JIT_ENV) in `env` reaches them too."""
     conf = {
         key: resolve_env_refs(value, env)
         for key, value in defaults.items()
         if key.startswith("spark.hadoop.") and "${env." in value
     }
-    options = [defaults.get("spark.executor.extraJavaOptions", ""), trust_options]
+    options = [
+        defaults.get("spark.executor.extraJavaOptions", ""),
+        job_launcher.jit_options(env),
+        trust_options,
+    ]
     conf["spark.executor.extraJavaOptions"] = " ".join(o for o in options if o)
     return conf
 

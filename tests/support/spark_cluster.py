@@ -16,6 +16,7 @@ from pathlib import Path
 import pyspark
 
 from lakehouse import installers
+from lakehouse.job_launcher import QUICK_JIT
 from tests.support.ports import free_port
 
 SPARK_CLASS = Path(pyspark.__file__).parent / "bin" / "spark-class"
@@ -47,6 +48,8 @@ def spark_cluster(
         "SPARK_LOCAL_IP": "127.0.0.1",
         "SPARK_WORKER_DIR": str(cluster.work_dir),
         "SPARK_LOG_DIR": str(folder),
+        # Master and worker live as long as a test: C1 only, as the tests' jobs.
+        "SPARK_DAEMON_JAVA_OPTS": QUICK_JIT,
     }
     processes = []
     try:

@@ -43,6 +43,15 @@ def test_every_env_reference_of_the_shipped_defaults_resolves_in_both_targets() 
     assert not [v for v in {**local, **aws}.values() if "${env." in v]
 
 
+def test_the_jobs_quick_jit_reaches_the_executors() -> None:
+    defaults = submit.spark_defaults()
+    env = load_settings({}).service_env()
+    options = "spark.executor.extraJavaOptions"
+    assert job_launcher.QUICK_JIT not in submit.executor_conf(env, defaults)[options]
+    env[job_launcher.JIT_ENV] = "quick"
+    assert job_launcher.QUICK_JIT in submit.executor_conf(env, defaults)[options].split()
+
+
 def test_submit_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
     settings = load_settings({})
     driver_env = {**settings.service_env(), "SPARK_LOCAL_IP": "127.0.0.1"}
