@@ -23,11 +23,14 @@ from lakehouse.class_archive import ARCHIVE_ENV
 from lakehouse.clients import kinesis_client
 from lakehouse.config import Settings, load_settings
 from lakehouse.job_launcher import JIT_ENV, job_env
+from lakehouse.services import SERVICES_JIT_ENV
 from tests.support import scenario as scripted
 from tests.support.pipeline import Run
 
-# The jobs these tests start live a minute or two: C1 only (job_launcher.QUICK_JIT).
+# The jobs these tests start live a minute or two, the stack they start the session: C1
+# only (job_launcher.QUICK_JIT, services.SERVICES_JIT_ENV).
 os.environ.setdefault(JIT_ENV, "quick")
+os.environ.setdefault(SERVICES_JIT_ENV, "quick")
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""lakehouse.services: what local mode tells Prometheus to scrape."""
+"""lakehouse.services: what local mode tells Prometheus to scrape; the JVM services' JIT."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import re
 import pytest
 import yaml
 
+from lakehouse import services
 from lakehouse.config import SERVICES_DIR, load_settings
+from lakehouse.job_launcher import QUICK_JIT
 from lakehouse.services import SERVICE_BUILDERS, prometheus_targets
 
 pytestmark = pytest.mark.unit
@@ -46,3 +48,12 @@ def test_compose_scrapes_the_same_jobs_on_the_same_ports_by_service_name() -> No
     for job in local:
         assert ports(compose[job]) == ports(local[job]), job
     assert compose["lakehouse-job"] == [{"targets": ["job:9464"]}]  # the compose service
+
+
+def test_jvm_services_run_c1_only_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = load_settings({})
+    monkeypatch.delenv(services.SERVICES_JIT_ENV, raising=False)
+    assert "JAVA_TOOL_OPTIONS" not in services._jvm_env(settings)
+    monkeypatch.setenv(services.SERVICES_JIT_ENV, "quick")
+    assert services._jvm_env(settings)["JAVA_TOOL_OPTIONS"] == QUICK_JIT
+    assert "JAVA_TOOL_OPTIONS" not in services._base_env(settings)  # MinIO, Kinesis, ...
