@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from lakehouse.job_launcher import QUICK_JIT
+
 # One worker runs this module's tests, which share its module-scoped fixtures
 # (tests/support/xdist_modules.py).
 pytestmark = pytest.mark.local
@@ -32,6 +34,7 @@ def spark(spark_jars):
         .config("spark.jars", ",".join(spark_jars))
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.ui.enabled", "false")
+        .config("spark.driver.extraJavaOptions", QUICK_JIT)  # lives a minute: C1 only
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("WARN")
