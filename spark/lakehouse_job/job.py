@@ -24,6 +24,7 @@ from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.streaming import StreamingQueryListener
 
 from lakehouse_job import class_archive, envelope, sinks
 from lakehouse_job.compaction import CompactionRunner
@@ -672,9 +673,14 @@ def run(args: argparse.Namespace) -> int:
         stream_writer = stream_writer.trigger(availableNow=True)
     else:
         stream_writer = stream_writer.trigger(processingTime=f"{args.trigger_seconds} seconds")
+    lag = LagListener(status, on_lag=job_metrics.observe_lag)
+    # In the order the JVM calls them: the lag listener last, so that its end is theirs.
+    listeners: list[StreamingQueryListener] = []
     if args.metrics_file:
-        spark.streams.addListener(ProgressLog(args.metrics_file))
-    spark.streams.addListener(LagListener(status, on_lag=job_metrics.observe_lag))
+        listeners.append(ProgressLog(args.metrics_file))
+    listeners.append(lag)
+    for listener in listeners:
+        spark.streams.addListener(listener)
     query = stream_writer.start()
     log.info(
         "streaming from %s into %s (checkpoint %s)", args.stream, args.warehouse, args.checkpoint
@@ -692,6 +698,7 @@ def run(args: argparse.Namespace) -> int:
         views.poll()
         watchdog.check(bool(query.status.get("isTriggerActive")))
         query.awaitTermination(1)
+    detach_listeners(spark, listeners, lag.terminated)
     compactor.stop()
     views.finish()  # a short run (--available-now) may end before its first attempt
     if compactor.failed:
@@ -704,6 +711,23 @@ def run(args: argparse.Namespace) -> int:
         log.error("the streaming query failed: %s", error)
         return 1
     return 0
+
+
+def detach_listeners(
+    spark: SparkSession,
+    listeners: Sequence[StreamingQueryListener],
+    ended: threading.Event,
+    timeout_s: float = 10,
+) -> None:
+    """Once the query's end has reached the Python listeners (`ended`; at most `timeout_s`),
+    removes them. The driver's Python exits soon after, and an event still on its way to
+    one then failed in the JVM with py4j stack traces in the log (ERROR
+    StreamingQueryListenerBus at the end of every --available-now run), the last batch's
+    progress line and lag lost with it."""
+    if not ended.wait(timeout_s):
+        log.warning("the query's end did not reach its listeners in %s s; removed", timeout_s)
+    for listener in listeners:
+        spark.streams.removeListener(listener)
 
 
 def _refuse(spark: SparkSession | None, stop: GracefulStop, error: str) -> int:

@@ -35,13 +35,15 @@ class StatusFile:
 
 class LagListener(StreamingQueryListener):
     """Puts the Kinesis source's lag into the status file after each micro-batch, and
-    hands it to `on_lag` (the job's Prometheus metrics)."""
+    hands it to `on_lag` (the job's Prometheus metrics). `terminated` is set once the
+    query's end has reached it (and every listener added before it)."""
 
     def __init__(
         self, status: StatusFile, on_lag: Callable[[dict[str, Any]], None] | None = None
     ) -> None:
         self.status = status
         self.on_lag = on_lag
+        self.terminated = threading.Event()
 
     def onQueryStarted(self, event: Any) -> None:
         pass
@@ -57,7 +59,7 @@ class LagListener(StreamingQueryListener):
         pass
 
     def onQueryTerminated(self, event: Any) -> None:
-        pass
+        self.terminated.set()
 
 
 def source_lag(progress: dict[str, Any] | None) -> dict[str, Any] | None:

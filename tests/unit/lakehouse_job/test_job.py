@@ -2,7 +2,9 @@
 (job.MetastoreSync), the trigger watchdog, a tables file refused at start."""
 
 import signal
+import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -11,8 +13,10 @@ from lakehouse_job.job import (
     MetastoreSync,
     TriggerWatchdog,
     build_parser,
+    detach_listeners,
     run,
 )
+from lakehouse_job.status import LagListener, StatusFile
 from lakehouse_tables.declarations import TABLES_YAML
 
 pytestmark = pytest.mark.unit
@@ -99,3 +103,16 @@ def test_hudi_settings_pass_through_as_key_value_pairs() -> None:
     args = build_parser().parse_args(["--hudi-option", "hoodie.clean.max.commits=3"])
     assert args.hudi_option == [("hoodie.clean.max.commits", "3")]
     assert build_parser().parse_args([]).hudi_option == []
+
+
+def test_listeners_are_removed_once_the_querys_end_reached_them() -> None:
+    removed: list[str] = []
+    spark = SimpleNamespace(streams=SimpleNamespace(removeListener=removed.append))
+    ended = threading.Event()
+    lag = LagListener(StatusFile(None))
+    lag.onQueryTerminated(None)  # the event the job waits for
+    assert lag.terminated.is_set()
+    detach_listeners(spark, ["progress", "lag"], lag.terminated)  # type: ignore[arg-type,list-item]
+    assert removed == ["progress", "lag"]
+    detach_listeners(spark, ["late"], ended, timeout_s=0.01)  # type: ignore[arg-type,list-item]
+    assert removed[-1] == "late"  # removed all the same, after the wait
