@@ -24,7 +24,7 @@ log = logging.getLogger("lakehouse_job.compaction")
 MAX_DELTA_COMMITS = "hoodie.compact.inline.max.delta.commits"
 
 
-# table base path -> the table's merge options (hudi_options.merge_options)
+# table base path -> the table's compaction options (hudi_options.compaction_options)
 Tables = Mapping[str, Mapping[str, str]]
 
 

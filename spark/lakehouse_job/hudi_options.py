@@ -100,6 +100,17 @@ def merge_options(spec: TableSpec) -> dict[str, str]:
     }
 
 
+def compaction_options(spec: TableSpec, sink: SinkSettings) -> dict[str, str]:
+    """What the compaction thread's client of a Merge-on-Read table (lakehouse_job.
+    compaction) must agree on with the table's writer: the merge options and
+    SHARED_WITH_COMPACTOR, with the user's --hudi-option values of those keys, which the
+    writer takes too (_from_the_sink). Without them a user's lock provider, say, would
+    reach the writer and not the compactor: two clients of one table on different locks."""
+    options = {**merge_options(spec), **SHARED_WITH_COMPACTOR}
+    options.update((key, value) for key, value in sink.extra_options if key in options)
+    return options
+
+
 def is_partitioned(profile: Profile) -> bool:
     return profile == "baseline"
 

@@ -35,7 +35,7 @@ from lakehouse_job.hudi_options import (
     CATALOGS,
     PROFILES,
     SinkSettings,
-    merge_options,
+    compaction_options,
     table_path,
 )
 from lakehouse_job.metrics import (
@@ -145,7 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=_name_value_arg,
         metavar="KEY=VALUE",
         help="a Hudi write setting for every table of this run, over the job's own (e.g. "
-        "hoodie.parquet.compression.codec=zstd); repeatable",
+        "hoodie.parquet.compression.codec=zstd), and for the compaction of Merge-on-Read "
+        "tables where it is one the two must share (merging, locking); repeatable",
     )
     p.add_argument(
         "--tables",
@@ -319,7 +320,7 @@ class BatchWriter:
         self.sink = sink
         self.parallel_writes = parallel_writes
         self.metrics_file = Path(metrics_file) if metrics_file else None
-        self.mor_tables: dict[str, dict[str, str]] = {}  # path -> merge options
+        self.mor_tables: dict[str, dict[str, str]] = {}  # path -> compaction options
         self.mor_written_at: dict[str, float] = {}  # path -> time.monotonic() of its last write
         # Held while a batch writes: the compaction thread schedules a plan of its own only
         # when no delta commit is in flight (see CompactionRunner.compact_quiet_tables).
@@ -379,7 +380,7 @@ class BatchWriter:
                     )
                     if table_type == "MERGE_ON_READ":
                         path = table_path(self.sink, spec, table_type)
-                        mor_tables[path] = merge_options(spec)
+                        mor_tables[path] = compaction_options(spec, self.sink)
             writes = [*tables["COPY_ON_WRITE"], *tables["MERGE_ON_READ"], *copies]
             metrics.quarantined_by_type = {
                 et or UNKNOWN_EVENT_TYPE: n for (et, ok), n in counts.items() if not ok
@@ -510,13 +511,14 @@ def existing_mor_tables(
     spark: SparkSession, specs: Mapping[str, TableSpec], sink: SinkSettings
 ) -> dict[str, dict[str, str]]:
     """Declared Merge-on-Read tables on storage with a commit (a table created by a run
-    that died before its first commit has nothing to compact): path -> merge options."""
+    that died before its first commit has nothing to compact): path -> its compaction
+    options."""
     found = {}
     for spec in specs.values():
         if "MERGE_ON_READ" in spec.table_types:
             path = table_path(sink, spec, "MERGE_ON_READ")
             if has_commit(timeline_files(spark, path) or []):
-                found[path] = merge_options(spec)
+                found[path] = compaction_options(spec, sink)
     return found
 
 

@@ -28,7 +28,12 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from lakehouse_job.crash_points import CrashPoints
-from lakehouse_job.hudi_options import SinkSettings, hudi_options, merge_options, table_path
+from lakehouse_job.hudi_options import (
+    SinkSettings,
+    compaction_options,
+    hudi_options,
+    table_path,
+)
 from lakehouse_tables.declarations import TableSpec, TableType
 from lakehouse_tables.schema_change import (
     HUDI_META_PREFIX,
@@ -81,7 +86,7 @@ def rewrite_table(
     if table_type == "MERGE_ON_READ":
         # Every delta commit compacted first, by the table's own merge rules (the later
         # event time wins), so the read-optimized view holds each key's final version.
-        compact_fully(path, merge_options(spec))
+        compact_fully(path, compaction_options(spec, sink))
         reader = reader.option("hoodie.datasource.query.type", "read_optimized")
     rows = widened_rows(reader.load(path), plan.column_order, plan.widened).cache()
     try:

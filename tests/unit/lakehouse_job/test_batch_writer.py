@@ -14,7 +14,7 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 
 from lakehouse_job import sinks
-from lakehouse_job.hudi_options import SinkSettings, merge_options, table_path
+from lakehouse_job.hudi_options import SinkSettings, compaction_options, table_path
 from lakehouse_job.job import BatchWriter, sink_names
 from lakehouse_job.spark_schema import KINESIS_SCHEMA
 from lakehouse_tables.declarations import TABLES_YAML, Tables, load_tables
@@ -213,9 +213,11 @@ def test_metastore_sync_on_first_commit_only(two_batches: TwoBatches) -> None:
     assert set(second.values()) == {False}
 
 
-def test_mor_tables_registered_with_merge_options(two_batches: TwoBatches, tables: Tables) -> None:
+def test_mor_tables_registered_with_compaction_options(
+    two_batches: TwoBatches, tables: Tables
+) -> None:
     expected = {
-        table_path(SINK, tables[e], "MERGE_ON_READ"): merge_options(tables[e])
+        table_path(SINK, tables[e], "MERGE_ON_READ"): compaction_options(tables[e], SINK)
         for e in ("orders", "ticker")
     }
     assert two_batches.writer.mor_tables == expected

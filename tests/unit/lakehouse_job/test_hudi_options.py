@@ -5,7 +5,9 @@ from dataclasses import replace
 import pytest
 
 from lakehouse_job.hudi_options import (
+    SHARED_WITH_COMPACTOR,
     SinkSettings,
+    compaction_options,
     hudi_options,
     merge_options,
     quarantine_options,
@@ -61,6 +63,25 @@ def test_compaction_merges_by_event_time_too() -> None:
     assert merge["hoodie.payload.ordering.field"] == "order_ts"
     assert merge["hoodie.compaction.payload.class"].endswith("DefaultHoodieRecordPayload")
     assert merge.items() <= hudi_options(ORDERS, "MERGE_ON_READ", SINK).items()
+
+
+def test_the_compactor_agrees_with_the_writer_on_merging_and_locking() -> None:
+    lock = "hoodie.write.lock.provider"
+    user = replace(
+        SINK,
+        extra_options=(
+            (lock, "org.example.SharedLock"),
+            ("hoodie.payload.ordering.field", "seq"),
+            ("hoodie.clean.max.commits", "3"),  # the writer's alone
+        ),
+    )
+    for sink in (SINK, user):
+        writer = hudi_options(ORDERS, "MERGE_ON_READ", sink)
+        compactor = compaction_options(ORDERS, sink)
+        assert compactor.items() <= writer.items()
+        assert set(compactor) == set(merge_options(ORDERS)) | set(SHARED_WITH_COMPACTOR)
+    assert compaction_options(ORDERS, user)[lock] == "org.example.SharedLock"
+    assert compaction_options(ORDERS, user)["hoodie.payload.ordering.field"] == "seq"
 
 
 def test_metastore_sync_only_when_asked() -> None:
