@@ -26,6 +26,7 @@ from lakehouse.job_launcher import JIT_ENV, job_env
 from lakehouse.services import SERVICES_JIT_ENV
 from tests.support import scenario as scripted
 from tests.support.pipeline import Run
+from tests.support.xdist_modules import longest_first
 
 # The jobs these tests start live a minute or two, the stack they start the session: C1
 # only (job_launcher.QUICK_JIT, services.SERVICES_JIT_ENV).
@@ -177,25 +178,8 @@ def run(stack: Stack, tmp_path: Path) -> Iterator[Run]:
 
 # pytest-xdist hands tests out in collection order (tests/support/xdist_modules.py), and a
 # worker that runs out of tests idles until the other's last one ends: the longest go
-# first (the notebooks, one unit of about 6 minutes; the crash-point test and the AWS
-# simulation, 5-7 each), so that the short ones fill in beside them at the end (measured:
-# a 6-minute crash-point test handed out last left the other worker idle for 5.6 minutes).
-# Order within a module kept; modules not named here come after, in collection order.
-_LONG_FIRST: tuple[str, ...] = (
-    "test_notebooks.py",
-    "test_crash_points.py",
-    "test_aws_target.py",
-    "test_faults.py",
-    "test_cdc_faults.py",
-    "test_kpl.py",
-    "test_kinesis_faults.py",
-    "test_pipeline.py",
-    "test_cdc.py",
-    "test_kinesis_source.py",
-    "test_hudi_rs.py",
-)
-
-
+# first, so that the short ones fill in beside them at the end (measured: a 6-minute
+# crash-point test handed out last left the other worker idle for 5.6 minutes).
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    rank = {name: position for position, name in enumerate(_LONG_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(_LONG_FIRST)))
+    order = longest_first([item.nodeid for item in items])
+    items[:] = [items[i] for i in order]
