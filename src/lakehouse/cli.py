@@ -111,8 +111,11 @@ def cmd_install(settings: Settings, _: argparse.Namespace) -> int:
 
 
 def cmd_java_test(settings: Settings, _: argparse.Namespace) -> int:
-    """The Kinesis source's JUnit tests (pure offset and shard logic)."""
-    return installers.run_kinesis_source_tests(settings)
+    """The JUnit tests: the Kinesis source's (offset and shard logic) and the CDC
+    service's (its Kinesis sink and snapshot mark), both run whatever the first gives."""
+    source = installers.run_kinesis_source_tests(settings)
+    service = installers.run_cdc_service_tests(settings, _say)
+    return source or service
 
 
 def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
@@ -634,7 +637,7 @@ COMMANDS: dict[str, tuple[Callable[[Settings, argparse.Namespace], int], str]] =
     "status": (cmd_status, "table of services: state, URL, PID, memory, log"),
     "top": (cmd_top, "the pipeline live from Prometheus: in, behind, fresh, quarantined"),
     "install": (cmd_install, "download and build everything the stack needs, into the cache"),
-    "java-test": (cmd_java_test, "run the Kinesis source's JUnit tests"),
+    "java-test": (cmd_java_test, "run the JUnit tests (Kinesis source, CDC service)"),
     "demo": (cmd_demo, "the whole flow: stack up, job, load, results"),
     "run": (cmd_run, "run the streaming job (extra job options after --)"),
     "load": (cmd_load, "run the Locust load generator against the local stream"),

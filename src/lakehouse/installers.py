@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import tarfile
+import tempfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -482,10 +483,47 @@ def ensure_metastore_bind_jar(settings: Settings, progress: Progress = print) ->
     return jar
 
 
+def _junit_console(settings: Settings) -> Path:
+    version = settings["JUNIT_CONSOLE_VERSION"]
+    return settings.jars_dir / f"junit-platform-console-standalone-{version}.jar"
+
+
+def run_cdc_service_tests(settings: Settings, progress: Progress = print) -> int:
+    """Compile services/cdc with its JUnit tests (src/test/java) and run them; returns the
+    runner's exit code."""
+    jars = ensure_cdc_jars(settings, progress)
+    aws_bundle = ensure_spark_jars(settings, progress)[2]
+    junit = _junit_console(settings)
+    source_dir = REPO_ROOT / "services" / "cdc" / "src"
+    bin_dir = spark_java_home() / "bin"
+    deps = [*sorted(str(p) for p in jars.glob("*.jar")), str(aws_bundle)]
+    with tempfile.TemporaryDirectory(prefix="cdc-test-") as work:
+        main, test = Path(work) / "main", Path(work) / "test"
+        javac = [str(bin_dir / "javac"), "--release", "17", "-encoding", "UTF-8", "-nowarn"]
+        for out, folder, classpath in (
+            (main, "main", deps),
+            (test, "test", [*deps, str(main), str(junit)]),
+        ):
+            sources = sorted(str(p) for p in (source_dir / folder / "java").rglob("*.java"))
+            _run(
+                [*javac, "-cp", os.pathsep.join(classpath), "-d", str(out), *sources],
+                f"compiling the CDC service's {folder} sources",
+            )
+        launcher = [str(bin_dir / "java"), "-jar", str(junit), "execute", "--disable-banner"]
+        return subprocess.run(
+            [
+                *launcher,
+                *("--disable-ansi-colors", "--details=tree", "--fail-if-no-tests"),
+                *("--class-path", os.pathsep.join([str(test), str(main), *deps])),
+                *("--scan-class-path", str(test)),
+            ],
+            check=False,
+        ).returncode
+
+
 def run_kinesis_source_tests(settings: Settings) -> int:
     """Compile and run the source's JUnit tests; returns the runner's exit code."""
-    junit = f"junit-platform-console-standalone-{settings['JUNIT_CONSOLE_VERSION']}.jar"
-    env = {**_kinesis_source_env(settings), "JUNIT_CONSOLE": str(settings.jars_dir / junit)}
+    env = {**_kinesis_source_env(settings), "JUNIT_CONSOLE": str(_junit_console(settings))}
     return subprocess.run(
         ["bash", str(REPO_ROOT / "spark" / "kinesis-source" / "test.sh")], env=env, check=False
     ).returncode

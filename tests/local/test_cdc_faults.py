@@ -1,7 +1,8 @@
 """Change data capture through faults (marker `faults`): the Debezium service stopped and
-killed (-9) while the workload goes on, the job killed (-9) mid-stream. Debezium resumes
-from its stored offsets and redelivers what Kinesis acknowledged after its last offset
-flush; the job's ordering by LSN absorbs the duplicates. The database stays the oracle.
+killed (-9) while the workload goes on, started once without its stored offsets, the job
+killed (-9) mid-stream. Debezium resumes from its stored offsets (or, without them, from
+its replication slot) and redelivers what Kinesis acknowledged after its last offset
+commit; the job's ordering by LSN absorbs the duplicates. The database stays the oracle.
 """
 
 from __future__ import annotations
@@ -59,6 +60,18 @@ def test_debezium_stopped_and_killed_mid_load_then_the_job_killed(run: Run) -> N
         marker = current_lsn(conn)
         steps(workload, 1)
         wait_for(lambda: delivered_after(part, marker), 180, "Debezium to catch up")
+        # Changes delivered but no offset stored (a crash before the first offset commit):
+        # the next start streams from the slot. A new snapshot would carry no delete, and
+        # the rows deleted meanwhile would stay in the lake.
+        kill_9(part.supervisor, "cdc")
+        cdc.offsets_file(part.settings).unlink()
+        steps(workload, 20)
+        while workload.step() != "cancel_order":
+            pass
+        part.start_debezium()
+        marker = current_lsn(conn)
+        steps(workload, 1)
+        wait_for(lambda: delivered_after(part, marker), 180, "Debezium to catch up again")
 
         job = run.start_job(
             *cdc_job_args(run, part),

@@ -47,7 +47,7 @@ EXPECTED_SECONDS: Final[dict[str, int]] = {
     "test_a_job_killed_in_the_middle_of_aggregates_loses_and_repeats_nothing": 85,
     "test_sigterm_to_the_job_group_stops_it_between_batches": 80,
     "test_throttles_expired_iterators_and_500s_lose_and_duplicate_nothing": 80,
-    "test_debezium_stopped_and_killed_mid_load_then_the_job_killed": 80,
+    "test_debezium_stopped_and_killed_mid_load_then_the_job_killed": 90,
     "test_a_new_checkpoint_keeps_the_raw_copy_and_a_recreated_stream_fails_loudly": 70,
     "test_a_column_added_mid_stream_and_changes_refused_before_writing": 60,
     "test_postgres_changes_reach_the_lake_column_by_column": 60,

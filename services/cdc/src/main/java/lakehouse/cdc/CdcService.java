@@ -20,6 +20,11 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
@@ -88,9 +93,10 @@ public final class CdcService {
     p.setProperty("value.converter.schemas.enable", "false");
     p.setProperty("offset.storage", "org.apache.kafka.connect.storage.FileOffsetBackingStore");
     p.setProperty("offset.storage.file.filename", env(env, "CDC_OFFSETS_FILE"));
-    // Offsets cover processed (acknowledged) events only; flushing often keeps the replay
-    // after a crash short.
-    p.setProperty("offset.flush.interval.ms", "1000");
+    // Offsets cover processed (acknowledged) events only, stored after every batch: a crash
+    // replays at most the batch in flight, and the window in which changes are in Kinesis
+    // but no offset is stored at all (see SnapshotMark) is that one batch.
+    p.setProperty("offset.flush.interval.ms", "0");
     // Heartbeats let the offsets (and the replication slot's confirmed position) move on
     // when the captured tables are quiet: without them a snapshot of empty tables stores
     // no offset (the next start snapshots again) and the slot holds the WAL of every
@@ -171,7 +177,9 @@ public final class CdcService {
     Files.createDirectories(offsets.toAbsolutePath().getParent());
     AmazonKinesis kinesis = kinesis(env);
     Streams streams = new Streams(kinesis, Integer.parseInt(env.getOrDefault("CDC_STREAM_SHARDS", "2")));
-    KinesisSink sink = new KinesisSink(kinesis, streams::ensure, Thread::sleep);
+    SnapshotMark mark = SnapshotMark.besideOffsets(offsets);
+    resumeFromSlotIfDelivered(props, env, mark, offsets);
+    KinesisSink sink = new KinesisSink(kinesis, streams::ensure, Thread::sleep, mark, KinesisSink.STOP_GRACE_MS);
     // Every captured table's stream exists before the first change: a job started now
     // reads them all (a job's list of streams is fixed by its checkpoint).
     for (String table : props.getProperty("table.include.list").split(",")) {
@@ -233,6 +241,51 @@ public final class CdcService {
     health.stop(0);
     if (failure.get() != null) {
       System.exit(1);
+    }
+  }
+
+  /**
+   * With changes delivered before (the mark) but no offset stored, stream from the slot
+   * instead of snapshotting again (SnapshotMark says why); refused when the slot is gone,
+   * since the changes made since the last run would then be lost without a word.
+   */
+  static void resumeFromSlotIfDelivered(
+      Properties props, Map<String, String> env, SnapshotMark mark, Path offsets)
+      throws IOException, SQLException {
+    String mode = props.getProperty("snapshot.mode");
+    if (!mark.isSet()
+        || SnapshotMark.hasStoredOffsets(offsets)
+        || !("initial".equals(mode) || "when_needed".equals(mode))) {
+      return;
+    }
+    String slot = props.getProperty("slot.name");
+    if (!slotExists(props, slot)) {
+      throw new IllegalStateException(
+          "the CDC service delivered changes before (" + mark.file() + ") but stored no offset, "
+              + "and replication slot '" + slot + "' is gone: the changes made since cannot be "
+              + "replayed. To start over, delete " + mark.file().getParent() + " and the "
+              + "job's CDC tables, then start the service (it snapshots again).");
+    }
+    LOG.warn(
+        "changes were delivered before but no offset is stored (a stop or crash during the "
+            + "first batch): streaming from slot '{}' instead of snapshotting again",
+        slot);
+    props.setProperty("snapshot.mode", "no_data");
+  }
+
+  static boolean slotExists(Properties props, String slot) throws SQLException {
+    String url =
+        "jdbc:postgresql://" + props.getProperty("database.hostname") + ":"
+            + props.getProperty("database.port") + "/" + props.getProperty("database.dbname");
+    try (Connection conn =
+            DriverManager.getConnection(
+                url, props.getProperty("database.user"), props.getProperty("database.password"));
+        PreparedStatement query =
+            conn.prepareStatement("SELECT 1 FROM pg_replication_slots WHERE slot_name = ?")) {
+      query.setString(1, slot);
+      try (ResultSet found = query.executeQuery()) {
+        return found.next();
+      }
     }
   }
 

@@ -1,5 +1,6 @@
 package lakehouse.cdc;
 
+import com.amazonaws.AbortedException;
 import com.amazonaws.services.kinesis.AmazonKinesis;
 import com.amazonaws.services.kinesis.model.PutRecordsRequest;
 import com.amazonaws.services.kinesis.model.PutRecordsRequestEntry;
@@ -7,6 +8,7 @@ import com.amazonaws.services.kinesis.model.PutRecordsResult;
 import com.amazonaws.services.kinesis.model.PutRecordsResultEntry;
 import io.debezium.engine.ChangeEvent;
 import io.debezium.engine.DebeziumEngine;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -29,6 +31,8 @@ import org.slf4j.LoggerFactory;
  * <p>A batch is marked processed only once Kinesis has acknowledged every record of it, so
  * the offsets the engine stores never run ahead of what the stream holds: a crash replays
  * the unacknowledged tail (at-least-once; the job's ordering by LSN absorbs the duplicates).
+ * The engine's stop interrupts the batch in flight; it is finished first (Stop), so a stop
+ * leaves nothing in the stream that its stored offsets do not cover.
  * Failed entries of a PutRecords call are retried, with backoff, until they are accepted:
  * the engine waits meanwhile instead of skipping a change.
  */
@@ -41,10 +45,14 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
   static final int MAX_RECORDS_PER_CALL = 500;
   static final int MAX_BYTES_PER_CALL = 5 * 1024 * 1024;
   static final int MAX_PARTITION_KEY = 256;
+  /** How long a stop waits for the batch in flight (the supervisor kills after 20 s). */
+  static final long STOP_GRACE_MS = 10_000;
 
   private final AmazonKinesis kinesis;
   private final Consumer<String> streamEnsurer;
   private final Sleeper sleeper;
+  private final SnapshotMark mark;
+  private final long stopGraceMs;
   private final AtomicLong written = new AtomicLong();
   private volatile long lastBatchMillis;
 
@@ -54,10 +62,17 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
     void sleep(long millis) throws InterruptedException;
   }
 
-  public KinesisSink(AmazonKinesis kinesis, Consumer<String> streamEnsurer, Sleeper sleeper) {
+  public KinesisSink(
+      AmazonKinesis kinesis,
+      Consumer<String> streamEnsurer,
+      Sleeper sleeper,
+      SnapshotMark mark,
+      long stopGraceMs) {
     this.kinesis = kinesis;
     this.streamEnsurer = streamEnsurer;
     this.sleeper = sleeper;
+    this.mark = mark;
+    this.stopGraceMs = stopGraceMs;
   }
 
   public long written() {
@@ -73,14 +88,50 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
       List<ChangeEvent<String, String>> records,
       DebeziumEngine.RecordCommitter<ChangeEvent<String, String>> committer)
       throws InterruptedException {
-    // In arrival order per stream; streams are independent.
+    Stop stop = new Stop(stopGraceMs);
+    int streamed = mark.isSet() ? 0 : firstStreamed(records);
+    if (streamed < 0) {
+      put(records, stop);
+    } else {
+      // The snapshot's events first, then the mark, then the first streamed changes.
+      put(records.subList(0, streamed), stop);
+      try {
+        mark.set();
+      } catch (IOException e) {
+        throw new IllegalStateException(
+            "cannot write " + mark.file() + " (check the CDC state directory's disk): " + e, e);
+      }
+      put(records.subList(streamed, records.size()), stop);
+    }
+    for (ChangeEvent<String, String> record : records) {
+      committer.markProcessed(record);
+    }
+    committer.markBatchFinished();
+    lastBatchMillis = System.currentTimeMillis();
+    if (stop.requested) {
+      Thread.currentThread().interrupt(); // the engine's stop goes on, the batch now done
+    }
+  }
+
+  /** The index of the first streamed (not snapshot) event, -1 when there is none. */
+  static int firstStreamed(List<ChangeEvent<String, String>> records) {
+    for (int i = 0; i < records.size(); i++) {
+      if (!SnapshotMark.fromSnapshot(records.get(i).value())) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  /** The records' change events put to their streams, in arrival order per stream. */
+  void put(List<ChangeEvent<String, String>> records, Stop stop) throws InterruptedException {
     Map<String, List<PutRecordsRequestEntry>> byStream = new LinkedHashMap<>();
     for (ChangeEvent<String, String> record : records) {
       if (record.value() == null) {
         continue; // a tombstone (tombstones.on.delete=false makes none): nothing to put
       }
       if (record.destination().startsWith(HEARTBEAT_PREFIX)) {
-        continue; // only moves the offsets on, which markProcessed below does
+        continue; // only moves the offsets on, which markProcessed does
       }
       byStream
           .computeIfAbsent(record.destination(), d -> new ArrayList<>())
@@ -92,14 +143,9 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
     for (Map.Entry<String, List<PutRecordsRequestEntry>> stream : byStream.entrySet()) {
       streamEnsurer.accept(stream.getKey());
       for (List<PutRecordsRequestEntry> call : calls(stream.getValue())) {
-        putAll(stream.getKey(), call);
+        putAll(stream.getKey(), call, stop);
       }
     }
-    for (ChangeEvent<String, String> record : records) {
-      committer.markProcessed(record);
-    }
-    committer.markBatchFinished();
-    lastBatchMillis = System.currentTimeMillis();
   }
 
   /** The row's key (Debezium's JSON key) as a partition key within Kinesis' 256 characters. */
@@ -140,8 +186,38 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
     return calls;
   }
 
+  /**
+   * The engine's stop, seen as an interrupt of the thread that puts a batch. The batch in
+   * flight is finished first (the interrupt cleared, the puts retried for up to the
+   * grace), so that every change already put is covered by the offsets stored at
+   * the stop; past the grace the batch is abandoned unmarked and replayed by the next start.
+   */
+  static final class Stop {
+    private final long graceMs;
+    boolean requested;
+    long deadline;
+
+    Stop(long graceMs) {
+      this.graceMs = graceMs;
+    }
+
+    void interrupted(String stream) throws InterruptedException {
+      Thread.interrupted();
+      if (!requested) {
+        requested = true;
+        deadline = System.currentTimeMillis() + graceMs;
+        LOG.info("stop requested: finishing the batch in flight (up to {} ms)", graceMs);
+      } else if (System.currentTimeMillis() >= deadline) {
+        throw new InterruptedException(
+            "stopped before Kinesis accepted the batch in flight for stream " + stream
+                + ": it is not marked processed and the next start replays it");
+      }
+    }
+  }
+
   /** Puts every entry, retrying the rejected ones (and failed calls) until all are accepted. */
-  void putAll(String stream, List<PutRecordsRequestEntry> entries) throws InterruptedException {
+  void putAll(String stream, List<PutRecordsRequestEntry> entries, Stop stop)
+      throws InterruptedException {
     List<PutRecordsRequestEntry> pending = entries;
     long backoff = 100;
     int attempt = 0;
@@ -168,6 +244,11 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
               answers.stream().filter(a -> a.getErrorCode() != null).findFirst().get().getErrorMessage(),
               backoff);
         }
+      } catch (AbortedException interrupted) {
+        // The SDK's answer to an interrupt: the call may or may not have reached Kinesis,
+        // so it is made again (a repeat is absorbed downstream); no backoff.
+        stop.interrupted(stream);
+        continue;
       } catch (RuntimeException e) {
         failed = pending;
         LOG.warn(
@@ -181,7 +262,11 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
       }
       pending = failed;
       if (!pending.isEmpty()) {
-        sleeper.sleep(backoff);
+        try {
+          sleeper.sleep(backoff);
+        } catch (InterruptedException e) {
+          stop.interrupted(stream);
+        }
         backoff = Math.min(backoff * 2, 5_000);
       }
     }

@@ -1,0 +1,177 @@
+package lakehouse.cdc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.amazonaws.AbortedException;
+import com.amazonaws.services.kinesis.AmazonKinesis;
+import com.amazonaws.services.kinesis.model.PutRecordsRequest;
+import com.amazonaws.services.kinesis.model.PutRecordsRequestEntry;
+import com.amazonaws.services.kinesis.model.PutRecordsResult;
+import com.amazonaws.services.kinesis.model.PutRecordsResultEntry;
+import io.debezium.engine.ChangeEvent;
+import io.debezium.engine.DebeziumEngine;
+import java.lang.reflect.Proxy;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class KinesisSinkTest {
+  @TempDir Path dir;
+
+  /** What Kinesis was given: stream, record text, and whether the mark existed then. */
+  record Put(String stream, String data, boolean marked) {}
+
+  final List<Put> puts = new ArrayList<>();
+
+  @AfterEach
+  void clearInterrupt() {
+    Thread.interrupted();
+  }
+
+  static ChangeEvent<String, String> event(String stream, String key, String snapshot) {
+    String value = "{\"op\":\"c\",\"after\":{\"id\":" + key + "},\"source\":{\"lsn\":1,\"snapshot\":\"" + snapshot + "\"}}";
+    return new ChangeEvent<>() {
+      public String key() { return "{\"id\":" + key + "}"; }
+      public String value() { return value; }
+      public String destination() { return stream; }
+      public Integer partition() { return null; }
+    };
+  }
+
+  /** A Kinesis that accepts every record, unless `failure` gives an exception to throw. */
+  AmazonKinesis kinesis(SnapshotMark mark, Function<PutRecordsRequest, RuntimeException> failure) {
+    return (AmazonKinesis)
+        Proxy.newProxyInstance(
+            getClass().getClassLoader(),
+            new Class<?>[] {AmazonKinesis.class},
+            (proxy, method, args) -> {
+              if (!method.getName().equals("putRecords")) {
+                throw new UnsupportedOperationException(method.getName());
+              }
+              PutRecordsRequest request = (PutRecordsRequest) args[0];
+              RuntimeException fail = failure.apply(request);
+              if (fail != null) {
+                throw fail;
+              }
+              List<PutRecordsResultEntry> answers = new ArrayList<>();
+              for (PutRecordsRequestEntry entry : request.getRecords()) {
+                puts.add(
+                    new Put(
+                        request.getStreamName(),
+                        StandardCharsets.UTF_8.decode(entry.getData().duplicate()).toString(),
+                        mark.isSet()));
+                answers.add(new PutRecordsResultEntry().withSequenceNumber("1").withShardId("s"));
+              }
+              return new PutRecordsResult().withRecords(answers).withFailedRecordCount(0);
+            });
+  }
+
+  /** Records what the engine is told, and whether the thread was interrupted meanwhile. */
+  static final class Committer implements DebeziumEngine.RecordCommitter<ChangeEvent<String, String>> {
+    final List<ChangeEvent<String, String>> processed = new ArrayList<>();
+    int batchesFinished;
+    boolean interruptedWhenFinished;
+
+    public void markProcessed(ChangeEvent<String, String> record) {
+      processed.add(record);
+    }
+
+    public void markBatchFinished() {
+      batchesFinished++;
+      // The engine's offset commit waits on a future: it would fail on a set interrupt.
+      interruptedWhenFinished = Thread.currentThread().isInterrupted();
+    }
+
+    public void markProcessed(ChangeEvent<String, String> record, DebeziumEngine.Offsets offsets) {
+      processed.add(record);
+    }
+
+    public DebeziumEngine.Offsets buildOffsets() {
+      return null;
+    }
+  }
+
+  KinesisSink sink(SnapshotMark mark, Function<PutRecordsRequest, RuntimeException> failure, long graceMs) {
+    return new KinesisSink(kinesis(mark, failure), stream -> {}, millis -> {}, mark, graceMs);
+  }
+
+  @Test
+  void aStopDuringTheBatchFinishesItThenPassesTheInterruptOn() throws Exception {
+    SnapshotMark mark = new SnapshotMark(dir.resolve("mark"));
+    int[] calls = {0};
+    // The engine's stop interrupts the thread while the second call is in flight.
+    KinesisSink sink =
+        sink(
+            mark,
+            request -> {
+              if (++calls[0] == 2) {
+                Thread.currentThread().interrupt();
+                return new AbortedException();
+              }
+              return null;
+            },
+            10_000);
+    List<ChangeEvent<String, String>> batch =
+        List.of(event("customers", "1", "false"), event("orders", "2", "false"), event("orders", "3", "false"));
+    Committer committer = new Committer();
+
+    sink.handleBatch(batch, committer);
+
+    assertEquals(List.of("customers", "orders", "orders"), puts.stream().map(Put::stream).toList());
+    assertEquals(batch, committer.processed);
+    assertEquals(1, committer.batchesFinished);
+    assertFalse(committer.interruptedWhenFinished);
+    assertTrue(Thread.currentThread().isInterrupted(), "the engine's stop must go on");
+  }
+
+  @Test
+  void aStopPastTheGraceLeavesTheBatchUnmarkedForTheNextStart() {
+    SnapshotMark mark = new SnapshotMark(dir.resolve("mark"));
+    KinesisSink sink = sink(mark, request -> new AbortedException(), 0);
+    Committer committer = new Committer();
+
+    assertThrows(
+        InterruptedException.class,
+        () -> sink.handleBatch(List.of(event("orders", "1", "false")), committer));
+
+    assertTrue(committer.processed.isEmpty());
+    assertEquals(0, committer.batchesFinished);
+  }
+
+  @Test
+  void theMarkIsWrittenAfterTheSnapshotAndBeforeTheFirstStreamedChange() throws Exception {
+    SnapshotMark mark = new SnapshotMark(dir.resolve("mark"));
+    KinesisSink sink = sink(mark, request -> null, 10_000);
+
+    sink.handleBatch(List.of(event("orders", "1", "true"), event("orders", "2", "last")), new Committer());
+    assertFalse(mark.isSet());
+    sink.handleBatch(
+        List.of(event("orders", "3", "false"), event("customers", "4", "false")), new Committer());
+
+    assertEquals(List.of(false, false, true, true), puts.stream().map(Put::marked).toList());
+    assertTrue(new SnapshotMark(dir.resolve("mark")).isSet(), "the mark outlives the process");
+  }
+
+  @Test
+  void aBatchThatEndsTheSnapshotPutsItsSnapshotEventsBeforeTheMark() throws Exception {
+    SnapshotMark mark = new SnapshotMark(dir.resolve("mark"));
+    KinesisSink sink = sink(mark, request -> null, 10_000);
+
+    sink.handleBatch(
+        List.of(event("customers", "1", "last"), event("orders", "2", "false"), event("customers", "3", "false")),
+        new Committer());
+
+    assertEquals(
+        List.of(new Put("customers", puts.get(0).data(), false), new Put("orders", puts.get(1).data(), true)),
+        puts.subList(0, 2));
+    assertTrue(puts.get(2).marked());
+  }
+}
