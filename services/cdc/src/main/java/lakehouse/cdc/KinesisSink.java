@@ -201,13 +201,21 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
       this.graceMs = graceMs;
     }
 
+    /** An interrupt seen: the first starts the grace, one past it abandons the batch. */
     void interrupted(String stream) throws InterruptedException {
       Thread.interrupted();
       if (!requested) {
         requested = true;
         deadline = System.currentTimeMillis() + graceMs;
         LOG.info("stop requested: finishing the batch in flight (up to {} ms)", graceMs);
-      } else if (System.currentTimeMillis() >= deadline) {
+      } else {
+        checkGrace(stream);
+      }
+    }
+
+    /** Past the grace (Kinesis still refusing), the batch is abandoned unmarked. */
+    void checkGrace(String stream) throws InterruptedException {
+      if (requested && System.currentTimeMillis() >= deadline) {
         throw new InterruptedException(
             "stopped before Kinesis accepted the batch in flight for stream " + stream
                 + ": it is not marked processed and the next start replays it");
@@ -222,6 +230,9 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
     long backoff = 100;
     int attempt = 0;
     while (!pending.isEmpty()) {
+      if (attempt > 0) {
+        stop.checkGrace(stream);
+      }
       attempt++;
       List<PutRecordsRequestEntry> failed = new ArrayList<>();
       try {
@@ -244,12 +255,13 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
               answers.stream().filter(a -> a.getErrorCode() != null).findFirst().get().getErrorMessage(),
               backoff);
         }
-      } catch (AbortedException interrupted) {
-        // The SDK's answer to an interrupt: the call may or may not have reached Kinesis,
-        // so it is made again (a repeat is absorbed downstream); no backoff.
-        stop.interrupted(stream);
-        continue;
       } catch (RuntimeException e) {
+        if (e instanceof AbortedException || Thread.currentThread().isInterrupted()) {
+          // The SDK's answer to an interrupt: the call may or may not have reached
+          // Kinesis, so it is made again (a repeat is absorbed downstream); no backoff.
+          stop.interrupted(stream);
+          continue;
+        }
         failed = pending;
         LOG.warn(
             "KinesisRetry: PutRecords of {} records to stream {} failed (attempt {}): {}; "

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.amazonaws.AbortedException;
+import com.amazonaws.AmazonServiceException;
 import com.amazonaws.services.kinesis.AmazonKinesis;
 import com.amazonaws.services.kinesis.model.PutRecordsRequest;
 import com.amazonaws.services.kinesis.model.PutRecordsRequestEntry;
@@ -144,6 +145,31 @@ class KinesisSinkTest {
 
     assertTrue(committer.processed.isEmpty());
     assertEquals(0, committer.batchesFinished);
+  }
+
+  @Test
+  void aStopWhileKinesisIsDownAbandonsTheBatchAfterTheGrace() {
+    SnapshotMark mark = new SnapshotMark(dir.resolve("mark"));
+    int[] calls = {0};
+    KinesisSink sink =
+        sink(
+            mark,
+            request -> {
+              if (++calls[0] == 1) {
+                Thread.currentThread().interrupt();
+                return new AbortedException();
+              }
+              return new AmazonServiceException("Kinesis is down");
+            },
+            50);
+    Committer committer = new Committer();
+
+    assertThrows(
+        InterruptedException.class,
+        () -> sink.handleBatch(List.of(event("orders", "1", "false")), committer));
+
+    assertTrue(calls[0] > 1, "retried within the grace");
+    assertTrue(committer.processed.isEmpty());
   }
 
   @Test
