@@ -178,7 +178,7 @@ public final class CdcService {
     AmazonKinesis kinesis = kinesis(env);
     Streams streams = new Streams(kinesis, Integer.parseInt(env.getOrDefault("CDC_STREAM_SHARDS", "2")));
     SnapshotMark mark = SnapshotMark.besideOffsets(offsets);
-    resumeFromSlotIfDelivered(props, env, mark, offsets);
+    resumeFromSlotIfDelivered(props, mark, offsets);
     KinesisSink sink = new KinesisSink(kinesis, streams::ensure, Thread::sleep, mark, KinesisSink.STOP_GRACE_MS);
     // Every captured table's stream exists before the first change: a job started now
     // reads them all (a job's list of streams is fixed by its checkpoint).
@@ -245,20 +245,32 @@ public final class CdcService {
   }
 
   /**
-   * With changes delivered before (the mark) but no offset stored, stream from the slot
-   * instead of snapshotting again (SnapshotMark says why); refused when the slot is gone,
-   * since the changes made since the last run would then be lost without a word.
+   * Without stored offsets: with changes delivered before (the mark), stream from the slot
+   * instead of snapshotting again (SnapshotMark says why), refused when the slot is gone,
+   * since the changes made since the last run would then be lost without a word; without
+   * the mark but with the slot, an earlier start was cut short in its initial snapshot,
+   * which is said (the new snapshot has no delete for a row the cut one delivered).
    */
-  static void resumeFromSlotIfDelivered(
-      Properties props, Map<String, String> env, SnapshotMark mark, Path offsets)
+  static void resumeFromSlotIfDelivered(Properties props, SnapshotMark mark, Path offsets)
       throws IOException, SQLException {
     String mode = props.getProperty("snapshot.mode");
-    if (!mark.isSet()
-        || SnapshotMark.hasStoredOffsets(offsets)
+    if (SnapshotMark.hasStoredOffsets(offsets)
         || !("initial".equals(mode) || "when_needed".equals(mode))) {
       return;
     }
     String slot = props.getProperty("slot.name");
+    if (!mark.isSet()) {
+      if (slotExistsIfReachable(props, slot)) {
+        LOG.warn(
+            "no offset stored, but replication slot '{}' exists: an earlier start was cut short "
+                + "during its initial snapshot, and this one snapshots again. A row that the cut "
+                + "snapshot delivered and that was deleted since stays in the lake (a snapshot "
+                + "has no deletes): check with `lakehouse verify --cdc` once the job has read "
+                + "the new snapshot; README, 'Change data capture', says how to start over.",
+            slot);
+      }
+      return;
+    }
     if (!slotExists(props, slot)) {
       throw new IllegalStateException(
           "the CDC service delivered changes before (" + mark.file() + ") but stored no offset, "
@@ -271,6 +283,15 @@ public final class CdcService {
             + "first batch): streaming from slot '{}' instead of snapshotting again",
         slot);
     props.setProperty("snapshot.mode", "no_data");
+  }
+
+  /** slotExists, false when the database cannot be asked (Debezium then says why). */
+  static boolean slotExistsIfReachable(Properties props, String slot) {
+    try {
+      return slotExists(props, slot);
+    } catch (SQLException e) {
+      return false;
+    }
   }
 
   static boolean slotExists(Properties props, String slot) throws SQLException {
