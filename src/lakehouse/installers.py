@@ -489,33 +489,29 @@ def _junit_console(settings: Settings) -> Path:
 
 
 def run_cdc_service_tests(settings: Settings, progress: Progress = print) -> int:
-    """Compile services/cdc with its JUnit tests (src/test/java) and run them; returns the
-    runner's exit code."""
-    jars = ensure_cdc_jars(settings, progress)
-    aws_bundle = ensure_spark_jars(settings, progress)[2]
+    """Compile services/cdc's JUnit tests (src/test/java) against the service's class path
+    (its jar, as built for the service) and run them; returns the runner's exit code."""
+    service = cdc_classpath(settings, progress)
+    # The launcher's --class-path takes no wildcards: each jar of `dir/*` spelled out.
+    jars = [
+        str(jar)
+        for entry in service.split(os.pathsep)
+        for jar in (sorted(Path(entry).parent.glob("*.jar")) if entry.endswith("*") else [entry])
+    ]
     junit = _junit_console(settings)
-    source_dir = REPO_ROOT / "services" / "cdc" / "src"
     bin_dir = spark_java_home() / "bin"
-    deps = [*sorted(str(p) for p in jars.glob("*.jar")), str(aws_bundle)]
-    with tempfile.TemporaryDirectory(prefix="cdc-test-") as work:
-        main, test = Path(work) / "main", Path(work) / "test"
+    test_dir = REPO_ROOT / "services" / "cdc" / "src" / "test" / "java"
+    with tempfile.TemporaryDirectory(prefix="cdc-test-") as classes:
+        sources = sorted(str(p) for p in test_dir.rglob("*.java"))
         javac = [str(bin_dir / "javac"), "--release", "17", "-encoding", "UTF-8", "-nowarn"]
-        for out, folder, classpath in (
-            (main, "main", deps),
-            (test, "test", [*deps, str(main), str(junit)]),
-        ):
-            sources = sorted(str(p) for p in (source_dir / folder / "java").rglob("*.java"))
-            _run(
-                [*javac, "-cp", os.pathsep.join(classpath), "-d", str(out), *sources],
-                f"compiling the CDC service's {folder} sources",
-            )
-        launcher = [str(bin_dir / "java"), "-jar", str(junit), "execute", "--disable-banner"]
+        classpath = os.pathsep.join([service, str(junit)])
+        _run([*javac, "-cp", classpath, "-d", classes, *sources], "compiling the CDC tests")
         return subprocess.run(
             [
-                *launcher,
+                *(str(bin_dir / "java"), "-jar", str(junit), "execute", "--disable-banner"),
                 *("--disable-ansi-colors", "--details=tree", "--fail-if-no-tests"),
-                *("--class-path", os.pathsep.join([str(test), str(main), *deps])),
-                *("--scan-class-path", str(test)),
+                *("--class-path", os.pathsep.join([classes, *jars])),
+                *("--scan-class-path", classes),
             ],
             check=False,
         ).returncode

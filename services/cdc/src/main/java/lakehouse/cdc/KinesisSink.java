@@ -89,9 +89,9 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
       DebeziumEngine.RecordCommitter<ChangeEvent<String, String>> committer)
       throws InterruptedException {
     Stop stop = new Stop(stopGraceMs);
-    int streamed = mark.isSet() ? 0 : firstStreamed(records);
+    int streamed = mark.isSet() ? -1 : firstStreamed(records);
     if (streamed < 0) {
-      put(records, stop);
+      put(records, stop); // the mark set already, or only the snapshot's events
     } else {
       // The snapshot's events first, then the mark, then the first streamed changes.
       put(records.subList(0, streamed), stop);

@@ -20,6 +20,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -100,6 +101,30 @@ class KinesisSinkTest {
     }
   }
 
+  /**
+   * Kinesis as the engine's stop leaves it: call `at` finds the thread interrupted and the SDK
+   * aborts it; every other call is answered by `otherwise` (null: accepted).
+   */
+  static final class StopAtCall implements Function<PutRecordsRequest, RuntimeException> {
+    final int at;
+    final Supplier<RuntimeException> otherwise;
+    int calls;
+
+    StopAtCall(int at, Supplier<RuntimeException> otherwise) {
+      this.at = at;
+      this.otherwise = otherwise;
+    }
+
+    @Override
+    public RuntimeException apply(PutRecordsRequest request) {
+      if (++calls == at) {
+        Thread.currentThread().interrupt();
+        return new AbortedException();
+      }
+      return otherwise.get();
+    }
+  }
+
   KinesisSink sink(SnapshotMark mark, Function<PutRecordsRequest, RuntimeException> failure, long graceMs) {
     return new KinesisSink(kinesis(mark, failure), stream -> {}, millis -> {}, mark, graceMs);
   }
@@ -107,19 +132,8 @@ class KinesisSinkTest {
   @Test
   void aStopDuringTheBatchFinishesItThenPassesTheInterruptOn() throws Exception {
     SnapshotMark mark = new SnapshotMark(dir.resolve("mark"));
-    int[] calls = {0};
     // The engine's stop interrupts the thread while the second call is in flight.
-    KinesisSink sink =
-        sink(
-            mark,
-            request -> {
-              if (++calls[0] == 2) {
-                Thread.currentThread().interrupt();
-                return new AbortedException();
-              }
-              return null;
-            },
-            10_000);
+    KinesisSink sink = sink(mark, new StopAtCall(2, () -> null), 10_000);
     List<ChangeEvent<String, String>> batch =
         List.of(event("customers", "1", "false"), event("orders", "2", "false"), event("orders", "3", "false"));
     Committer committer = new Committer();
@@ -150,25 +164,15 @@ class KinesisSinkTest {
   @Test
   void aStopWhileKinesisIsDownAbandonsTheBatchAfterTheGrace() {
     SnapshotMark mark = new SnapshotMark(dir.resolve("mark"));
-    int[] calls = {0};
-    KinesisSink sink =
-        sink(
-            mark,
-            request -> {
-              if (++calls[0] == 1) {
-                Thread.currentThread().interrupt();
-                return new AbortedException();
-              }
-              return new AmazonServiceException("Kinesis is down");
-            },
-            50);
+    StopAtCall kinesis = new StopAtCall(1, () -> new AmazonServiceException("Kinesis is down"));
+    KinesisSink sink = sink(mark, kinesis, 50);
     Committer committer = new Committer();
 
     assertThrows(
         InterruptedException.class,
         () -> sink.handleBatch(List.of(event("orders", "1", "false")), committer));
 
-    assertTrue(calls[0] > 1, "retried within the grace");
+    assertTrue(kinesis.calls > 1, "retried within the grace");
     assertTrue(committer.processed.isEmpty());
   }
 
