@@ -25,7 +25,7 @@ from lakehouse import cdc, stack
 from lakehouse.clients import kinesis_client, trino_connection
 from lakehouse.config import Settings
 from lakehouse.services import CDC_SERVICE_BUILDERS
-from lakehouse.supervisor import Supervisor
+from lakehouse.supervisor import ServiceError, Supervisor
 from lakehouse_tables.declarations import Tables, load_tables
 from tests.support.pipeline import Run, wait_for
 from tests.support.ports import free_port
@@ -91,6 +91,26 @@ class CdcPart:
         of the row, not as a change of its own (the tests count changes)."""
         self.supervisor.start(CDC_SERVICE_BUILDERS["cdc"](self.settings), lambda _: None)
         wait_for(lambda: cdc.debezium_health(self.settings).get("streaming"), 120, "streaming")
+
+    def start_debezium_halting_in_snapshot(self, batch: int, batch_size: int) -> None:
+        """Started with a fault (lakehouse.cdc.HaltInSnapshot): it dies, as kill -9 would,
+        once its `batch`-th batch of `batch_size` snapshot events is in Kinesis, before the
+        engine is told so."""
+        faulty = dataclasses.replace(
+            self.settings,
+            env={
+                **self.settings.env,
+                "CDC_FAULT_HALT_IN_SNAPSHOT_BATCH": str(batch),
+                "CDC_MAX_BATCH_SIZE": str(batch_size),
+            },
+        )
+        with contextlib.suppress(ServiceError):  # it may die before its health check passes
+            self.supervisor.start(CDC_SERVICE_BUILDERS["cdc"](faulty), lambda _: None)
+        wait_for(
+            lambda: self.supervisor.status("cdc").state in ("dead", "stopped"),
+            120,
+            "the CDC service to halt in its snapshot",
+        )
 
     def stop_debezium(self) -> None:
         self.supervisor.stop("cdc")

@@ -44,7 +44,7 @@ EXPECTED_SECONDS: Final[dict[str, int]] = {
     "test_a_crash_at_each_point_loses_and_duplicates_nothing": 185,
     "test_a_job_killed_mid_stream_is_restarted_and_loses_and_duplicates_nothing": 130,
     "test_prometheus_scrapes_the_job_and_spark_and_evaluates_the_rules": 120,
-    "test_debezium_stopped_and_killed_mid_load_then_the_job_killed": 90,
+    "test_debezium_stopped_and_killed_mid_load_then_the_job_killed": 95,
     "test_a_job_killed_in_the_middle_of_aggregates_loses_and_repeats_nothing": 85,
     "test_sigterm_to_the_job_group_stops_it_between_batches": 80,
     "test_throttles_expired_iterators_and_500s_lose_and_duplicate_nothing": 80,

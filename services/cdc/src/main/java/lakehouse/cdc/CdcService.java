@@ -104,6 +104,8 @@ public final class CdcService {
     p.setProperty("heartbeat.interval.ms", env.getOrDefault("CDC_HEARTBEAT_MS", "5000"));
     p.setProperty("heartbeat.topics.prefix", KinesisSink.HEARTBEAT_PREFIX);
     p.setProperty("errors.max.retries", "-1");
+    // Events per batch handed to KinesisSink (Debezium's default 2048).
+    p.setProperty("max.batch.size", env.getOrDefault("CDC_MAX_BATCH_SIZE", "2048"));
     return p;
   }
 
@@ -179,7 +181,14 @@ public final class CdcService {
     Streams streams = new Streams(kinesis, Integer.parseInt(env.getOrDefault("CDC_STREAM_SHARDS", "2")));
     SnapshotMark mark = SnapshotMark.besideOffsets(offsets);
     resumeFromSlotIfDelivered(props, mark, offsets);
-    KinesisSink sink = new KinesisSink(kinesis, streams::ensure, Thread::sleep, mark, KinesisSink.STOP_GRACE_MS);
+    KinesisSink sink =
+        new KinesisSink(
+            kinesis,
+            streams::ensure,
+            Thread::sleep,
+            mark,
+            SnapshotKeys.besideOffsets(offsets),
+            KinesisSink.STOP_GRACE_MS);
     // Every captured table's stream exists before the first change: a job started now
     // reads them all (a job's list of streams is fixed by its checkpoint).
     for (String table : props.getProperty("table.include.list").split(",")) {
@@ -216,7 +225,7 @@ public final class CdcService {
                   state.set("stopped");
                   done.countDown();
                 })
-            .notifying(sink)
+            .notifying(HaltInSnapshot.wrap(sink, env))
             .build();
 
     HttpServer health = healthServer(env, state, sink, props.getProperty("topic.prefix"));
@@ -261,12 +270,10 @@ public final class CdcService {
     String slot = props.getProperty("slot.name");
     if (!mark.isSet()) {
       if (slotExistsIfReachable(props, slot)) {
-        LOG.warn(
+        LOG.info(
             "no offset stored, but replication slot '{}' exists: an earlier start was cut short "
-                + "during its initial snapshot, and this one snapshots again. A row that the cut "
-                + "snapshot delivered and that was deleted since stays in the lake (a snapshot "
-                + "has no deletes): check with `lakehouse verify --cdc` once the job has read "
-                + "the new snapshot; README, 'Change data capture', says how to start over.",
+                + "during its initial snapshot. This one snapshots again, then deletes the rows "
+                + "the cut one delivered and no longer finds (SnapshotKeys).",
             slot);
       }
       return;

@@ -35,6 +35,10 @@ import org.slf4j.LoggerFactory;
  * leaves nothing in the stream that its stored offsets do not cover.
  * Failed entries of a PutRecords call are retried, with backoff, until they are accepted:
  * the engine waits meanwhile instead of skipping a change.
+ *
+ * <p>While the initial snapshot is delivered, its keys are recorded first (SnapshotKeys);
+ * once it is complete, the rows a cut earlier attempt delivered and it did not find get
+ * delete events, then the mark is set (SnapshotMark), then streamed changes follow.
  */
 public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEvent<String, String>> {
   private static final Logger LOG = LoggerFactory.getLogger(KinesisSink.class);
@@ -52,7 +56,10 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
   private final Consumer<String> streamEnsurer;
   private final Sleeper sleeper;
   private final SnapshotMark mark;
+  private final SnapshotKeys keys;
   private final long stopGraceMs;
+  // Read and written by the engine's thread only.
+  private boolean snapshotDone;
   private final AtomicLong written = new AtomicLong();
   private volatile long lastBatchMillis;
 
@@ -67,11 +74,13 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
       Consumer<String> streamEnsurer,
       Sleeper sleeper,
       SnapshotMark mark,
+      SnapshotKeys keys,
       long stopGraceMs) {
     this.kinesis = kinesis;
     this.streamEnsurer = streamEnsurer;
     this.sleeper = sleeper;
     this.mark = mark;
+    this.keys = keys;
     this.stopGraceMs = stopGraceMs;
   }
 
@@ -89,19 +98,10 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
       DebeziumEngine.RecordCommitter<ChangeEvent<String, String>> committer)
       throws InterruptedException {
     Stop stop = new Stop(stopGraceMs);
-    int streamed = mark.isSet() ? -1 : firstStreamed(records);
-    if (streamed < 0) {
-      put(records, stop); // the mark set already, or only the snapshot's events
+    if (snapshotDone) {
+      put(records, stop);
     } else {
-      // The snapshot's events first, then the mark, then the first streamed changes.
-      put(records.subList(0, streamed), stop);
-      try {
-        mark.set();
-      } catch (IOException e) {
-        throw new IllegalStateException(
-            "cannot write " + mark.file() + " (check the CDC state directory's disk): " + e, e);
-      }
-      put(records.subList(streamed, records.size()), stop);
+      deliverSnapshot(records, stop);
     }
     for (ChangeEvent<String, String> record : records) {
       committer.markProcessed(record);
@@ -113,14 +113,47 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
     }
   }
 
-  /** The index of the first streamed (not snapshot) event, -1 when there is none. */
-  static int firstStreamed(List<ChangeEvent<String, String>> records) {
-    for (int i = 0; i < records.size(); i++) {
-      if (!SnapshotMark.fromSnapshot(records.get(i).value())) {
-        return i;
+  /**
+   * A batch while the snapshot may still be going on: its snapshot events' keys recorded,
+   * then the events put. Once the snapshot is complete (its last event, or the first
+   * streamed one), the rows that cut attempts delivered and it did not find are deleted,
+   * the mark is set, then the streamed rest is put.
+   */
+  private void deliverSnapshot(List<ChangeEvent<String, String>> records, Stop stop)
+      throws InterruptedException {
+    List<EventSource> sources = new ArrayList<>();
+    int end = records.size();
+    boolean complete = false;
+    for (int i = 0; i < records.size() && !complete; i++) {
+      EventSource source = EventSource.of(records.get(i).value());
+      if (!source.fromSnapshot()) {
+        end = i;
+        complete = true;
+      } else {
+        sources.add(source);
+        if (source.endsSnapshot()) {
+          end = i + 1;
+          complete = true;
+        }
       }
     }
-    return -1;
+    List<ChangeEvent<String, String>> snapshot = records.subList(0, end);
+    try {
+      keys.record(snapshot, sources);
+      put(snapshot, stop);
+      if (!complete) {
+        return;
+      }
+      put(keys.deletesForVanishedRows(), stop);
+      mark.set();
+      keys.forgetEarlier();
+    } catch (IOException e) {
+      throw new IllegalStateException(
+          "cannot write the snapshot's state beside " + mark.file() + " (check the CDC state "
+              + "directory's disk): " + e, e);
+    }
+    snapshotDone = true;
+    put(records.subList(end, records.size()), stop);
   }
 
   /** The records' change events put to their streams, in arrival order per stream. */

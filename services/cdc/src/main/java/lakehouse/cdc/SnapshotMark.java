@@ -1,7 +1,5 @@
 package lakehouse.cdc;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.ObjectInputStream;
@@ -11,12 +9,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * A file that says "this service's initial snapshot was delivered to Kinesis in full and it
- * went on to stream changes from its replication slot", written (and synced) before the
- * first streamed change is put.
+ * went on to stream changes from its replication slot", written (and synced) once the
+ * snapshot's last event is in Kinesis, before the first streamed change is put.
  *
  * <p>Why: Debezium stores offsets only for events it was told are processed. A crash (or a
  * stop that interrupts the first batch) after some streamed changes reached Kinesis but
@@ -27,12 +24,6 @@ import java.util.Set;
  * the first snapshot; the job's ordering by LSN absorbs the repeats).
  */
 final class SnapshotMark {
-  /** source.snapshot of the events read by a snapshot; the rest are streamed changes. */
-  private static final Set<String> SNAPSHOT_VALUES =
-      Set.of("true", "first", "first_in_data_collection", "last_in_data_collection", "last");
-
-  private static final ObjectMapper JSON = new ObjectMapper();
-
   private final Path file;
   private volatile boolean set;
 
@@ -69,24 +60,6 @@ final class SnapshotMark {
     }
     Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
     set = true;
-  }
-
-  /**
-   * Whether a change event (Debezium's JSON, with or without its schema) was read by a
-   * snapshot. A heartbeat or anything without source.snapshot counts as streamed.
-   */
-  static boolean fromSnapshot(String value) {
-    if (value == null) {
-      return false;
-    }
-    try {
-      JsonNode event = JSON.readTree(value);
-      JsonNode payload = event.path("payload");
-      JsonNode snapshot = (payload.isObject() ? payload : event).path("source").path("snapshot");
-      return snapshot.isTextual() && SNAPSHOT_VALUES.contains(snapshot.asText());
-    } catch (IOException notJson) {
-      return false;
-    }
   }
 
   /**

@@ -14,8 +14,13 @@ import com.amazonaws.services.kinesis.model.PutRecordsResult;
 import com.amazonaws.services.kinesis.model.PutRecordsResultEntry;
 import io.debezium.engine.ChangeEvent;
 import io.debezium.engine.DebeziumEngine;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,7 +44,13 @@ class KinesisSinkTest {
   }
 
   static ChangeEvent<String, String> event(String stream, String key, String snapshot) {
-    String value = "{\"op\":\"c\",\"after\":{\"id\":" + key + "},\"source\":{\"lsn\":1,\"snapshot\":\"" + snapshot + "\"}}";
+    return event(stream, key, snapshot, 1);
+  }
+
+  static ChangeEvent<String, String> event(String stream, String key, String snapshot, long lsn) {
+    String value =
+        "{\"op\":\"c\",\"after\":{\"id\":" + key + "},\"source\":{\"lsn\":" + lsn
+            + ",\"ts_ms\":1000,\"snapshot\":\"" + snapshot + "\"}}";
     return new ChangeEvent<>() {
       public String key() { return "{\"id\":" + key + "}"; }
       public String value() { return value; }
@@ -126,7 +137,29 @@ class KinesisSinkTest {
   }
 
   KinesisSink sink(SnapshotMark mark, Function<PutRecordsRequest, RuntimeException> failure, long graceMs) {
-    return new KinesisSink(kinesis(mark, failure), stream -> {}, millis -> {}, mark, graceMs);
+    try {
+      return new KinesisSink(
+          kinesis(mark, failure), stream -> {}, millis -> {}, mark, new SnapshotKeys(dir), graceMs);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** A new process of the service on the same state dir: a sink of its own, all accepted. */
+  KinesisSink restarted() {
+    return sink(new SnapshotMark(dir.resolve("mark")), request -> null, 10_000);
+  }
+
+  /** The delete events put, as (stream, before, lsn). */
+  List<String> deletesPut() throws IOException {
+    List<String> deletes = new ArrayList<>();
+    for (Put put : puts) {
+      JsonNode event = new ObjectMapper().readTree(put.data());
+      if (event.path("op").asText().equals("d")) {
+        deletes.add(put.stream() + " " + event.get("before") + " " + event.at("/source/lsn"));
+      }
+    }
+    return deletes;
   }
 
   @Test
@@ -177,12 +210,14 @@ class KinesisSinkTest {
   }
 
   @Test
-  void theMarkIsWrittenAfterTheSnapshotAndBeforeTheFirstStreamedChange() throws Exception {
+  void theMarkIsWrittenOnceTheSnapshotsLastEventIsPut() throws Exception {
     SnapshotMark mark = new SnapshotMark(dir.resolve("mark"));
     KinesisSink sink = sink(mark, request -> null, 10_000);
 
-    sink.handleBatch(List.of(event("orders", "1", "true"), event("orders", "2", "last")), new Committer());
+    sink.handleBatch(List.of(event("orders", "1", "true")), new Committer());
     assertFalse(mark.isSet());
+    sink.handleBatch(List.of(event("orders", "2", "last")), new Committer());
+    assertTrue(mark.isSet());
     sink.handleBatch(
         List.of(event("orders", "3", "false"), event("customers", "4", "false")), new Committer());
 
@@ -203,5 +238,62 @@ class KinesisSinkTest {
         List.of(new Put("customers", puts.get(0).data(), false), new Put("orders", puts.get(1).data(), true)),
         puts.subList(0, 2));
     assertTrue(puts.get(2).marked());
+  }
+
+  @Test
+  void aSnapshotAfterACutOneDeletesTheRowsItNoLongerFinds() throws Exception {
+    // The first attempt delivers three rows, then the process dies mid-snapshot.
+    restarted()
+        .handleBatch(
+            List.of(event("orders", "1", "first", 5), event("orders", "2", "true", 5),
+                event("customers", "3", "true", 5)),
+            new Committer());
+    // Rows 2 and 3 are deleted meanwhile; the next attempt's snapshot no longer has them.
+    puts.clear();
+    restarted()
+        .handleBatch(
+            List.of(event("orders", "1", "first", 9), event("orders", "4", "last", 9),
+                event("orders", "5", "false", 10)),
+            new Committer());
+
+    assertEquals(List.of("orders {\"id\":2} 9", "customers {\"id\":3} 9"), deletesPut());
+    // After the snapshot's events, before the mark and the first streamed change.
+    assertEquals(
+        List.of("orders", "orders", "orders", "customers", "orders"),
+        puts.stream().map(Put::stream).toList());
+    assertEquals(List.of(false, false, false, false, true), puts.stream().map(Put::marked).toList());
+    assertEquals(
+        List.of("snapshot-keys-2"),
+        Files.list(dir).map(p -> p.getFileName().toString()).filter(n -> n.startsWith("snapshot-keys")).toList(),
+        "the complete snapshot's keys are kept, the cut one's removed");
+  }
+
+  @Test
+  void aSnapshotTakenAgainAfterACompleteOneComparesWithIt() throws Exception {
+    // Complete, but its last batch's offsets not stored: the next start snapshots again.
+    restarted()
+        .handleBatch(List.of(event("orders", "1", "first", 5), event("orders", "2", "last", 5)), new Committer());
+    assertTrue(deletesPut().isEmpty(), "a first snapshot deletes nothing");
+    restarted()
+        .handleBatch(List.of(event("orders", "1", "first", 7), event("orders", "3", "last", 7)), new Committer());
+
+    assertEquals(List.of("orders {\"id\":2} 7"), deletesPut());
+  }
+
+  @Test
+  void aStartThatOnlyStreamsDeletesNothingAndKeepsTheKeys() throws Exception {
+    restarted().handleBatch(List.of(event("orders", "1", "true", 5)), new Committer());
+    restarted().handleBatch(List.of(event("orders", "2", "false", 6)), new Committer());
+
+    assertTrue(deletesPut().isEmpty());
+    assertTrue(Files.exists(dir.resolve("snapshot-keys-1")));
+  }
+
+  @Test
+  void aKeyLineACrashCutShortWasNeverPutAndIsNotDeleted() throws Exception {
+    Files.writeString(dir.resolve("snapshot-keys-1"), "orders\t{\"id\":1}\norders\t{\"id\":2");
+    restarted().handleBatch(List.of(event("orders", "3", "last", 9)), new Committer());
+
+    assertEquals(List.of("orders {\"id\":1} 9"), deletesPut());
   }
 }

@@ -14,21 +14,6 @@ import org.junit.jupiter.api.io.TempDir;
 class SnapshotMarkTest {
   @TempDir Path dir;
 
-  @Test
-  void snapshotEventsAreToldFromStreamedOnes() {
-    assertTrue(SnapshotMark.fromSnapshot("{\"op\":\"r\",\"source\":{\"snapshot\":\"true\"}}"));
-    assertTrue(SnapshotMark.fromSnapshot("{\"op\":\"r\",\"source\":{\"snapshot\":\"last\"}}"));
-    assertTrue(
-        SnapshotMark.fromSnapshot(
-            "{\"schema\":{},\"payload\":{\"op\":\"r\",\"source\":{\"snapshot\":\"first\"}}}"));
-    assertFalse(SnapshotMark.fromSnapshot("{\"op\":\"u\",\"source\":{\"snapshot\":\"false\"}}"));
-    assertFalse(SnapshotMark.fromSnapshot("{\"op\":\"r\",\"source\":{\"snapshot\":\"incremental\"}}"));
-    // A column named snapshot is not the source's.
-    assertFalse(SnapshotMark.fromSnapshot("{\"op\":\"c\",\"after\":{\"snapshot\":\"true\"},\"source\":{}}"));
-    assertFalse(SnapshotMark.fromSnapshot("{\"ts_ms\":1}")); // a heartbeat
-    assertFalse(SnapshotMark.fromSnapshot(null));
-  }
-
   static void writeOffsets(Path file, Map<byte[], byte[]> offsets) throws Exception {
     // As Kafka Connect's FileOffsetBackingStore writes them: one serialized map.
     try (ObjectOutputStream out = new ObjectOutputStream(Files.newOutputStream(file))) {

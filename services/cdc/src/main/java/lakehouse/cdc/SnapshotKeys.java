@@ -1,0 +1,193 @@
+package lakehouse.cdc;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.debezium.engine.ChangeEvent;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The row keys each attempt at the initial snapshot delivered, one file per attempt beside the
+ * offsets, so that a snapshot completing after cut ones deletes the rows they delivered and it
+ * no longer finds.
+ *
+ * <p>Why: Debezium cannot resume a snapshot; a service stopped or killed during its initial
+ * snapshot snapshots again at its next start. A snapshot has no deletes, so a row the cut
+ * attempt delivered and that was deleted before the new attempt would stay live in the lake.
+ * Each attempt's keys are appended and synced before its events are put; when a snapshot
+ * completes, a delete event is put for every key an earlier attempt delivered and this one
+ * did not. It is dated at this snapshot's log position: later than anything the cut attempts
+ * delivered, earlier than any change made after this snapshot (a row inserted again wins).
+ * Then the earlier attempts' files are removed. The complete snapshot's own file stays: a
+ * snapshot taken again before its completion reached the stored offsets compares with it.
+ */
+final class SnapshotKeys {
+  private static final Logger LOG = LoggerFactory.getLogger(SnapshotKeys.class);
+  private static final String PREFIX = "snapshot-keys-";
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final List<Path> earlier;
+  private final Path current;
+  private FileChannel out;
+  private long recorded;
+  private long lsn = Long.MIN_VALUE;
+  private long tsMs;
+
+  SnapshotKeys(Path dir) throws IOException {
+    Files.createDirectories(dir);
+    List<Path> found = new ArrayList<>();
+    int last = 0;
+    try (Stream<Path> files = Files.list(dir)) {
+      for (Path file : (Iterable<Path>) files::iterator) {
+        String name = file.getFileName().toString();
+        if (name.startsWith(PREFIX) && name.substring(PREFIX.length()).matches("[0-9]+")) {
+          found.add(file);
+          last = Math.max(last, Integer.parseInt(name.substring(PREFIX.length())));
+        }
+      }
+    }
+    this.earlier = List.copyOf(found);
+    this.current = dir.resolve(PREFIX + (last + 1));
+  }
+
+  static SnapshotKeys besideOffsets(Path offsets) throws IOException {
+    return new SnapshotKeys(offsets.toAbsolutePath().getParent());
+  }
+
+  /** Whether this process delivered snapshot events. */
+  boolean delivering() {
+    return recorded > 0;
+  }
+
+  /** The keys of snapshot events about to be put, appended and synced first. */
+  void record(List<ChangeEvent<String, String>> events, List<EventSource> sources)
+      throws IOException {
+    StringBuilder lines = new StringBuilder();
+    for (int i = 0; i < events.size(); i++) {
+      ChangeEvent<String, String> event = events.get(i);
+      EventSource source = sources.get(i);
+      if (source.lsn() != null && source.lsn() >= lsn) {
+        lsn = source.lsn();
+        tsMs = source.tsMs() != null ? source.tsMs() : System.currentTimeMillis();
+      }
+      if (event.key() != null && event.value() != null) {
+        // JSON text escapes tabs and line ends: a line is one key.
+        lines.append(event.destination()).append('\t').append(event.key()).append('\n');
+        recorded++;
+      }
+    }
+    if (lines.isEmpty()) {
+      return;
+    }
+    if (out == null) {
+      out =
+          FileChannel.open(
+              current, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+    }
+    ByteBuffer bytes = StandardCharsets.UTF_8.encode(lines.toString());
+    while (bytes.hasRemaining()) {
+      out.write(bytes);
+    }
+    out.force(false);
+  }
+
+  /**
+   * Delete events for the keys an earlier attempt delivered and this snapshot did not, in
+   * Debezium's JSON (the key's columns as {@code before}); none when there was no earlier
+   * attempt or this process took no snapshot.
+   */
+  List<ChangeEvent<String, String>> deletesForVanishedRows() throws IOException {
+    if (earlier.isEmpty() || !delivering() || lsn == Long.MIN_VALUE) {
+      return List.of();
+    }
+    Set<String> vanished = new LinkedHashSet<>();
+    for (Path file : earlier) {
+      vanished.addAll(lines(file));
+    }
+    vanished.removeAll(new HashSet<>(lines(current)));
+    List<ChangeEvent<String, String>> deletes = new ArrayList<>();
+    for (String line : vanished) {
+      int tab = line.indexOf('\t');
+      deletes.add(delete(line.substring(0, tab), line.substring(tab + 1)));
+    }
+    LOG.info(
+        "the snapshot is complete; an earlier, cut attempt ({}) delivered {} rows it no longer "
+            + "finds: a delete event each, at lsn {}",
+        earlier,
+        deletes.size(),
+        lsn);
+    return deletes;
+  }
+
+  private ChangeEvent<String, String> delete(String destination, String key) throws IOException {
+    JsonNode keyNode = JSON.readTree(key);
+    JsonNode payload = keyNode.path("payload");
+    ObjectNode event = JSON.createObjectNode();
+    event.set("before", keyNode.has("schema") && payload.isObject() ? payload : keyNode);
+    event.putNull("after");
+    ObjectNode source = event.putObject("source");
+    source.put("connector", "lakehouse-cdc");
+    source.put("snapshot", "false");
+    source.put("lsn", lsn);
+    source.put("ts_ms", tsMs);
+    source.put("reason", "delivered by a cut snapshot, absent from the complete one at this lsn");
+    event.put("op", "d");
+    event.put("ts_ms", System.currentTimeMillis());
+    String value = JSON.writeValueAsString(event);
+    return new ChangeEvent<>() {
+      public String key() {
+        return key;
+      }
+
+      public String value() {
+        return value;
+      }
+
+      public String destination() {
+        return destination;
+      }
+
+      public Integer partition() {
+        return null;
+      }
+    };
+  }
+
+  /**
+   * The earlier attempts' files removed, once this snapshot's deletes are in Kinesis; kept
+   * when this process took no snapshot (they are what the next snapshot compares with).
+   */
+  void forgetEarlier() throws IOException {
+    if (!delivering()) {
+      return;
+    }
+    for (Path file : earlier) {
+      Files.deleteIfExists(file);
+    }
+  }
+
+  private static List<String> lines(Path file) throws IOException {
+    if (!Files.exists(file)) {
+      return List.of();
+    }
+    String text = Files.readString(file, StandardCharsets.UTF_8);
+    // A line a crash cut short has no end: its key was never put (the put follows the sync).
+    List<String> lines = new ArrayList<>(List.of(text.split("\n", -1)));
+    lines.remove(lines.size() - 1);
+    return lines;
+  }
+}
