@@ -15,8 +15,14 @@ CREATE TABLE IF NOT EXISTS public.orders (
     amount      numeric(12,2) NOT NULL,
     status      text          NOT NULL,
     placed_at   timestamptz   NOT NULL DEFAULT now(),
-    updated_at  timestamptz   NOT NULL DEFAULT now()
+    updated_at  timestamptz   NOT NULL DEFAULT now(),
+    -- Without a zone: the shop's wall clock, and a day.
+    placed_local timestamp    NOT NULL DEFAULT localtimestamp,
+    deliver_by  date          NOT NULL DEFAULT current_date + 3
 );
+-- Added by a later release: a database made by an earlier one gets the columns here.
+ALTER TABLE public.orders ADD COLUMN IF NOT EXISTS placed_local timestamp NOT NULL DEFAULT localtimestamp;
+ALTER TABLE public.orders ADD COLUMN IF NOT EXISTS deliver_by date NOT NULL DEFAULT current_date + 3;
 
 -- A delete's change event then carries the whole old row in `before` (with the default
 -- identity, only the key; Debezium fills the other NOT NULL columns with placeholders).

@@ -82,6 +82,10 @@ public final class CdcService {
     // numeric as its exact text ("19.99"), which a decimal(p,s) field of the tables file
     // reads without rounding (the default is a base64 BigDecimal; double would round).
     p.setProperty("decimal.handling.mode", "string");
+    // date, timestamp and time as the ISO text the job's record rules read (the defaults
+    // are numbers: days and micros since the epoch).
+    p.setProperty("converters", "temporal");
+    p.setProperty("temporal.type", TemporalConverter.class.getName());
     // Kinesis has no log compaction: a tombstone would only be a record to skip.
     p.setProperty("tombstones.on.delete", "false");
     // Debezium's default, named here because the job quarantines rows that carry it
