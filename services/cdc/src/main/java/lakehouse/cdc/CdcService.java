@@ -25,6 +25,7 @@ import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
@@ -176,6 +177,15 @@ public final class CdcService {
     }
   }
 
+  /** The stream of each captured table: {@code <topic.prefix>.<schema>.<table>}. */
+  static Set<String> capturedStreams(Properties props) {
+    Set<String> streams = new LinkedHashSet<>();
+    for (String table : props.getProperty("table.include.list").split(",")) {
+      streams.add(props.getProperty("topic.prefix") + "." + table.trim());
+    }
+    return streams;
+  }
+
   public static void main(String[] args) throws Exception {
     Map<String, String> env = System.getenv();
     Properties props = engineProperties(env);
@@ -191,13 +201,11 @@ public final class CdcService {
             streams::ensure,
             Thread::sleep,
             mark,
-            SnapshotKeys.besideOffsets(offsets),
+            SnapshotKeys.besideOffsets(offsets, capturedStreams(props)),
             KinesisSink.STOP_GRACE_MS);
     // Every captured table's stream exists before the first change: a job started now
     // reads them all (a job's list of streams is fixed by its checkpoint).
-    for (String table : props.getProperty("table.include.list").split(",")) {
-      streams.ensure(props.getProperty("topic.prefix") + "." + table.trim());
-    }
+    capturedStreams(props).forEach(streams::ensure);
 
     AtomicReference<String> state = new AtomicReference<>("starting");
     AtomicReference<Throwable> failure = new AtomicReference<>();

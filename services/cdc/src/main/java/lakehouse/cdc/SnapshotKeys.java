@@ -42,12 +42,15 @@ final class SnapshotKeys {
 
   private final List<Path> earlier;
   private final Path current;
+  private final Set<String> captured;
   private FileChannel out;
   private long recorded;
   private long lsn = Long.MIN_VALUE;
   private long tsMs;
 
-  SnapshotKeys(Path dir) throws IOException {
+  /** `captured`: the streams of the tables captured now (a key of another is left alone). */
+  SnapshotKeys(Path dir, Set<String> captured) throws IOException {
+    this.captured = Set.copyOf(captured);
     Files.createDirectories(dir);
     List<Path> found = new ArrayList<>();
     int last = 0;
@@ -64,8 +67,8 @@ final class SnapshotKeys {
     this.current = dir.resolve(PREFIX + (last + 1));
   }
 
-  static SnapshotKeys besideOffsets(Path offsets) throws IOException {
-    return new SnapshotKeys(offsets.toAbsolutePath().getParent());
+  static SnapshotKeys besideOffsets(Path offsets, Set<String> captured) throws IOException {
+    return new SnapshotKeys(offsets.toAbsolutePath().getParent(), captured);
   }
 
   /** Whether this process delivered snapshot events. */
@@ -122,7 +125,11 @@ final class SnapshotKeys {
     List<ChangeEvent<String, String>> deletes = new ArrayList<>();
     for (String line : vanished) {
       int tab = line.indexOf('\t');
-      deletes.add(delete(line.substring(0, tab), line.substring(tab + 1)));
+      String destination = line.substring(0, tab);
+      // A table no longer captured (CDC_TABLES changed) was not read by this snapshot.
+      if (captured.contains(destination)) {
+        deletes.add(delete(destination, line.substring(tab + 1)));
+      }
     }
     LOG.info(
         "the snapshot is complete; an earlier, cut attempt ({}) delivered {} rows it no longer "

@@ -24,6 +24,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
@@ -37,6 +38,7 @@ class KinesisSinkTest {
   record Put(String stream, String data, boolean marked) {}
 
   final List<Put> puts = new ArrayList<>();
+  Set<String> captured = Set.of("orders", "customers");
 
   @AfterEach
   void clearInterrupt() {
@@ -139,7 +141,7 @@ class KinesisSinkTest {
   KinesisSink sink(SnapshotMark mark, Function<PutRecordsRequest, RuntimeException> failure, long graceMs) {
     try {
       return new KinesisSink(
-          kinesis(mark, failure), stream -> {}, millis -> {}, mark, new SnapshotKeys(dir), graceMs);
+          kinesis(mark, failure), stream -> {}, millis -> {}, mark, new SnapshotKeys(dir, captured), graceMs);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -292,6 +294,16 @@ class KinesisSinkTest {
   @Test
   void aKeyLineACrashCutShortWasNeverPutAndIsNotDeleted() throws Exception {
     Files.writeString(dir.resolve("snapshot-keys-1"), "orders\t{\"id\":1}\norders\t{\"id\":2");
+    restarted().handleBatch(List.of(event("orders", "3", "last", 9)), new Committer());
+
+    assertEquals(List.of("orders {\"id\":1} 9"), deletesPut());
+  }
+
+  @Test
+  void aTableNoLongerCapturedKeepsItsRows() throws Exception {
+    restarted()
+        .handleBatch(List.of(event("orders", "1", "true", 5), event("customers", "2", "true", 5)), new Committer());
+    captured = Set.of("orders"); // CDC_TABLES changed before the next start
     restarted().handleBatch(List.of(event("orders", "3", "last", 9)), new Committer());
 
     assertEquals(List.of("orders {\"id\":1} 9"), deletesPut());
