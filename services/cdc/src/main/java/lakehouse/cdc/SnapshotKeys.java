@@ -5,15 +5,19 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.debezium.engine.ChangeEvent;
 import java.io.IOException;
+import java.io.BufferedReader;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Stream;
@@ -117,19 +121,26 @@ final class SnapshotKeys {
     if (earlier.isEmpty() || !delivering() || lsn == Long.MIN_VALUE) {
       return List.of();
     }
-    Set<String> vanished = new LinkedHashSet<>();
-    for (Path file : earlier) {
-      vanished.addAll(lines(file));
-    }
-    vanished.removeAll(new HashSet<>(lines(current)));
+    // This snapshot's keys as sorted 64-bit digests (8 bytes a row in the service's small
+    // heap); the earlier files are streamed. A digest collision can only keep a row, never
+    // delete one that this snapshot found.
+    long[] found = digests(current);
+    Set<Long> seen = new HashSet<>();
     List<ChangeEvent<String, String>> deletes = new ArrayList<>();
-    for (String line : vanished) {
-      int tab = line.indexOf('\t');
-      String destination = line.substring(0, tab);
-      // A table no longer captured (CDC_TABLES changed) was not read by this snapshot.
-      if (captured.contains(destination)) {
-        deletes.add(delete(destination, line.substring(tab + 1)));
-      }
+    for (Path file : earlier) {
+      forEachLine(
+          file,
+          line -> {
+            long digest = digest(line);
+            int tab = line.indexOf('\t');
+            String destination = line.substring(0, tab);
+            // A table no longer captured (CDC_TABLES changed) was not read by this snapshot.
+            if (Arrays.binarySearch(found, digest) < 0
+                && captured.contains(destination)
+                && seen.add(digest)) {
+              deletes.add(delete(destination, line.substring(tab + 1)));
+            }
+          });
     }
     LOG.info(
         "the snapshot is complete; an earlier, cut attempt ({}) delivered {} rows it no longer "
@@ -187,14 +198,58 @@ final class SnapshotKeys {
     }
   }
 
-  private static List<String> lines(Path file) throws IOException {
-    if (!Files.exists(file)) {
-      return List.of();
+  /** A line handler that may fail on a key it cannot read. */
+  @FunctionalInterface
+  private interface LineHandler {
+    void accept(String line) throws IOException;
+  }
+
+  /** Each whole line of `file`; a last line a crash cut short (no line end) was never put. */
+  private static void forEachLine(Path file, LineHandler handler) throws IOException {
+    if (!Files.exists(file) || Files.size(file) == 0) {
+      return;
     }
-    String text = Files.readString(file, StandardCharsets.UTF_8);
-    // A line a crash cut short has no end: its key was never put (the put follows the sync).
-    List<String> lines = new ArrayList<>(List.of(text.split("\n", -1)));
-    lines.remove(lines.size() - 1);
-    return lines;
+    boolean whole;
+    try (SeekableByteChannel in = Files.newByteChannel(file)) {
+      ByteBuffer last = ByteBuffer.allocate(1);
+      in.position(in.size() - 1).read(last);
+      whole = last.get(0) == '\n';
+    }
+    try (BufferedReader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+      String line = in.readLine();
+      while (line != null) {
+        String next = in.readLine();
+        if ((next != null || whole) && line.indexOf('\t') > 0) {
+          handler.accept(line);
+        }
+        line = next;
+      }
+    }
+  }
+
+  private static long[] digests(Path file) throws IOException {
+    long[][] digests = {new long[1024]};
+    int[] count = {0};
+    forEachLine(
+        file,
+        line -> {
+          if (count[0] == digests[0].length) {
+            digests[0] = Arrays.copyOf(digests[0], count[0] * 2);
+          }
+          digests[0][count[0]++] = digest(line);
+        });
+    long[] sorted = Arrays.copyOf(digests[0], count[0]);
+    Arrays.sort(sorted);
+    return sorted;
+  }
+
+  /** The first 8 bytes of the line's SHA-256. */
+  static long digest(String line) {
+    try {
+      byte[] hash = MessageDigest.getInstance("SHA-256").digest(line.getBytes(StandardCharsets.UTF_8));
+      return ByteBuffer.wrap(hash).getLong();
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+    }
   }
 }

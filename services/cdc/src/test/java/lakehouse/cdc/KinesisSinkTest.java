@@ -308,4 +308,16 @@ class KinesisSinkTest {
 
     assertEquals(List.of("orders {\"id\":1} 9"), deletesPut());
   }
+
+  @Test
+  void twoCutAttemptsThenACompleteOneDeleteEachVanishedRowOnce() throws Exception {
+    restarted().handleBatch(List.of(event("orders", "1", "true", 5), event("orders", "2", "true", 5)), new Committer());
+    restarted().handleBatch(List.of(event("orders", "1", "true", 6), event("orders", "2", "true", 6)), new Committer());
+    restarted().handleBatch(List.of(event("orders", "1", "last", 7)), new Committer());
+
+    assertEquals(List.of("orders {\"id\":2} 7"), deletesPut());
+    assertEquals(
+        List.of("snapshot-keys-3"),
+        Files.list(dir).map(p -> p.getFileName().toString()).filter(n -> n.startsWith("snapshot-keys")).toList());
+  }
 }
