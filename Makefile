@@ -88,7 +88,7 @@ E2E_BUDGET_S ?= 2400
 test: setup
 	$(MAKE) -j3 --no-print-directory --output-sync=target lint unit-test java-test
 	LAKEHOUSE_TEST_BUDGET_S=$(E2E_BUDGET_S) $(PYTEST) -m "(local or faults) and not long and not soak" \
-	    -q --durations=15 -n $(E2E_WORKERS) --dist load
+	    -q --durations=15 --cpu-report=15 -n $(E2E_WORKERS) --dist load
 
 unit-test: $(STAMP)
 	$(PYTEST) -m unit -q
