@@ -29,9 +29,15 @@ SAMPLE_EVERY_S: Final = 1.0
 
 @dataclass
 class Process:
-    owner: str  # the test's id, or "<name>" of a process no test started
+    test: str | None  # the test that started it, if one did
+    name: str  # when last seen (a process that execs another program changes it)
     first_ticks: int  # CPU when first seen (for a process older than the session)
     ticks: int  # CPU when last seen
+
+    @property
+    def owner(self) -> str:
+        """The test's id, or "<name>" for a process no test started."""
+        return self.test or f"<{self.name}>"
 
 
 def owning_test(environ: bytes) -> str | None:
@@ -82,7 +88,7 @@ class Sampler:
                 if known is None:
                     self.processes[key] = self._first_sight(entry, name, ticks, at_start)
                 else:
-                    known.ticks = max(known.ticks, ticks)
+                    known.ticks, known.name = max(known.ticks, ticks), name
             except (OSError, ValueError, IndexError):  # gone meanwhile, or not ours to read
                 continue
 
@@ -94,7 +100,7 @@ class Sampler:
         except OSError:
             test = None
         # A process older than the session counts only what it spends from now on.
-        return Process(test or f"<{name}>", ticks if at_start else 0, ticks)
+        return Process(test, name, ticks if at_start else 0, ticks)
 
     def cpu_by_owner(self) -> dict[str, float]:
         totals: dict[str, float] = defaultdict(float)
@@ -144,7 +150,9 @@ def pytest_terminal_summary(
     tests, rest = split(sampler.cpu_by_owner())
     count = config.getoption("--cpu-report")
     write = terminalreporter.write_line
-    terminalreporter.section(f"the {count} tests that spent the most CPU (with their processes)")
+    terminalreporter.section(
+        f"the {count} tests that spent the most CPU (setup included, with their processes)"
+    )
     for test, cpu in list(tests.items())[:count]:
         write(f"{cpu:7.1f} CPU-s  {test}")
     others = ", ".join(f"{name[1:-1]} {cpu:.0f}" for name, cpu in list(rest.items())[:6])
