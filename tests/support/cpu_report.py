@@ -157,7 +157,8 @@ def pytest_terminal_summary(
         write(f"{cpu:7.1f} CPU-s  {test}")
     others = ", ".join(f"{name[1:-1]} {cpu:.0f}" for name, cpu in list(rest.items())[:6])
     write(
-        f"all {len(tests)} tests: {sum(tests.values()):.0f} CPU-s; processes no test "
+        f"the {len(tests)} tests that started processes: {sum(tests.values()):.0f} CPU-s; "
+        "processes no test "
         f"started (the stack's services, pytest, the system): {sum(rest.values()):.0f} CPU-s "
         f"({others})"
     )
