@@ -20,6 +20,7 @@ import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.stream.LongStream;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -228,19 +229,9 @@ final class SnapshotKeys {
   }
 
   private static long[] digests(Path file) throws IOException {
-    long[][] digests = {new long[1024]};
-    int[] count = {0};
-    forEachLine(
-        file,
-        line -> {
-          if (count[0] == digests[0].length) {
-            digests[0] = Arrays.copyOf(digests[0], count[0] * 2);
-          }
-          digests[0][count[0]++] = digest(line);
-        });
-    long[] sorted = Arrays.copyOf(digests[0], count[0]);
-    Arrays.sort(sorted);
-    return sorted;
+    LongStream.Builder digests = LongStream.builder();
+    forEachLine(file, line -> digests.add(digest(line)));
+    return digests.build().sorted().toArray();
   }
 
   /** The first 8 bytes of the line's SHA-256. */
