@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
@@ -27,3 +28,23 @@ def spark() -> Iterator[SparkSession]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+UNIT_DIR = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`make unit-test` selects `-m unit`: a test here without the marker would never run
+    there (test_metastore_schema's six did not, until 2026-11-28)."""
+    unmarked = sorted(
+        {
+            str(item.path.relative_to(UNIT_DIR.parent.parent))
+            for item in items
+            if UNIT_DIR in item.path.parents and item.get_closest_marker("unit") is None
+        }
+    )
+    if unmarked:
+        raise pytest.UsageError(
+            f"unit tests without the unit marker (add `pytestmark = pytest.mark.unit`): "
+            f"{', '.join(unmarked)}"
+        )

@@ -6,6 +6,8 @@ import pytest
 
 from lakehouse import metastore_schema as ms
 
+pytestmark = pytest.mark.unit
+
 HIVE_SITE = """<?xml version="1.0"?>
 <configuration>
   <property><name>javax.jdo.option.ConnectionURL</name><value>${env.DB_URL}</value></property>
