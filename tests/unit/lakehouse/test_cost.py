@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -52,13 +53,29 @@ def test_the_newest_drain_benchmark_gives_the_cpu_per_event(tmp_path: Path) -> N
     assert cost.measured_cpu_s_per_1k(tmp_path)[0] == cost.MEASURED_CPU_S_PER_1K
     for name, figure in (("20260101T000000", 2.0), ("20260202T000000", 0.9)):
         (tmp_path / name).mkdir()
-        summary = {
-            "drain": {"profiles": {"fast": {"job_cpu_s_per_1k_events_warm": {"median": figure}}}}
-        }
-        (tmp_path / name / "summary.json").write_text(json.dumps(summary))
+        (tmp_path / name / "summary.json").write_text(json.dumps(drain_summary(figure)))
     (tmp_path / "20260303T000000").mkdir()  # a rate-mode run: no drain figures
     (tmp_path / "20260303T000000" / "summary.json").write_text("{}")
+    # Newer, and not the job's batches: 1,000-record batches, and a run of one warm batch.
+    for name, summary in (
+        ("20260404T000000", drain_summary(5.1, records_per_shard=250)),
+        ("20260505T000000", drain_summary(298.3, warm_batches=1)),
+    ):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "summary.json").write_text(json.dumps(summary))
     assert cost.measured_cpu_s_per_1k(tmp_path) == (0.9, "drain benchmark 20260202T000000")
+
+
+def drain_summary(
+    figure: float, records_per_shard: int = 20_000, warm_batches: int = 7
+) -> dict[str, Any]:
+    return {
+        "drain": {
+            "max_records_per_shard": records_per_shard,
+            "runs": [{"profile": "fast", "warm_batches": warm_batches}],
+            "profiles": {"fast": {"job_cpu_s_per_1k_events_warm": {"median": figure}}},
+        }
+    }
 
 
 def test_bad_inputs_are_named() -> None:
