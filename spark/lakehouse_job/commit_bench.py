@@ -56,7 +56,16 @@ def orders_rows(spec: TableSpec, keys: DataFrame, ts: datetime, op: str) -> Data
         F.lit(None).cast("long").alias(columns.INGEST_SUBSEQ),
         F.lit(ts).cast("timestamp").alias(columns.ARRIVAL_TS),
     )
-    return frame.select(*[F.col(f.name).cast(f.dataType) for f in valid_row_type(spec).fields])
+    # Declared columns it does not fill (the line items) are null, as in the drain
+    # benchmark's orders (bench.pipeline.order_event).
+    return frame.select(
+        *[
+            (F.col(f.name) if f.name in frame.columns else F.lit(None))
+            .cast(f.dataType)
+            .alias(f.name)
+            for f in valid_row_type(spec).fields
+        ]
+    )
 
 
 def cdc_batch(
@@ -267,6 +276,9 @@ def main(argv: list[str] | None = None) -> int:
         "commits": results,
         "median_seconds": medians(results, "seconds"),
         "median_cpu_s": medians(results, "cpu_s"),
+        # Where the tables are, for lakehouse bench to remove them (bench.leftovers).
+        "prefix": f"{args.base.rstrip('/')}/{tag}/",
+        "databases": sorted({sink.database for _, _, sink in tables}),
     }
     Path(args.json).write_text(json.dumps(summary, indent=2))
     print(json.dumps(summary["median_seconds"], indent=2))
