@@ -584,6 +584,7 @@ def cmd_bench(settings: Settings, args: argparse.Namespace) -> int:
         max_records_per_shard=args.max_records_per_shard,
         json_path=Path(args.json) if args.json else None,
         s3_requests=args.s3_requests,
+        keep_tables=args.keep_tables,
     )
     return run_bench(settings, options, _say)
 
@@ -855,6 +856,12 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
         "--s3-requests",
         action="store_true",
         help="only count the S3 requests of a micro-batch on MinIO (lakehouse cost's input)",
+    )
+    p.add_argument(
+        "--keep-tables",
+        action="store_true",
+        help="keep each run's tables in the bucket and the metastore (by default they are "
+        "removed once the run is measured; a failed run's are kept)",
     )
     p.add_argument("--json", help="also write the summary here")
 

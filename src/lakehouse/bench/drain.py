@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lakehouse.bench import procstats
+from lakehouse.bench import leftovers, procstats
 from lakehouse.bench.pipeline import (
     COMPONENTS,
     Variants,
@@ -60,6 +60,7 @@ class DrainOptions:
     warm_share: float = 0.5  # the warm batches come after this share of the events
     job_args: tuple[str, ...] = ()
     variants: Variants = ()
+    keep_tables: bool = False  # True: leave each run's tables in the bucket and metastore
 
 
 def order_payloads(events: int, keys: int) -> list[bytes]:
@@ -225,6 +226,9 @@ def run_drain(
                 say(f"  run {i + 1}/{opts.repeat}: {profile} drains {opts.events:,} events")
                 run = drain_once(settings, opts, stream, profile, out / f"{profile}-{i + 1}")
                 say("    " + one_line(run))
+                if not opts.keep_tables:
+                    database = run["database"]
+                    leftovers.remove_run(settings, f"bench/{database}/", (database,), say)
                 runs.append(run)
         return {
             "events": opts.events,
@@ -257,11 +261,11 @@ def available_now_args(settings: Settings, stream: str, database: str, workdir: 
 def drain_once(
     settings: Settings, opts: DrainOptions, stream: str, profile: str, workdir: Path
 ) -> dict:
-    tag = uuid.uuid4().hex[:6]
+    database = f"drain_{uuid.uuid4().hex[:6]}"
     workdir.mkdir(parents=True, exist_ok=True)
     metrics = workdir / "batches.jsonl"
     args = [
-        *available_now_args(settings, stream, f"drain_{tag}", workdir),
+        *available_now_args(settings, stream, database, workdir),
         *("--max-records-per-shard", str(opts.max_records_per_shard)),
         *("--metrics-file", str(metrics)),
         *job_profile_args(profile, opts.variants),
@@ -312,6 +316,7 @@ def drain_once(
             if others_after[name].cpu_s
         },
         "workdir": str(workdir),
+        "database": database,
     }
 
 

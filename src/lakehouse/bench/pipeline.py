@@ -32,7 +32,7 @@ from typing import Any
 
 import yaml
 
-from lakehouse.bench import freshness, procstats, table_freshness
+from lakehouse.bench import freshness, leftovers, procstats, table_freshness
 from lakehouse.bootstrap import delete_stream, ensure_stream
 from lakehouse.clients import hudi_rs_table, kinesis_client, s3_client, trino_connection
 from lakehouse.config import Settings
@@ -66,6 +66,7 @@ class PipelineOptions:
     job_args: tuple[str, ...] = ()  # extra job options, e.g. ("--parallel-writes", "3")
     run: int = 0  # of repeats (1, 2, ...): a results folder each
     variants: Variants = ()
+    keep_tables: bool = False  # True: leave the run's tables in the bucket and metastore
 
 
 def iso(ts: float) -> str:
@@ -285,7 +286,7 @@ def run_pipeline(settings: Settings, opts: PipelineOptions, say: Callable[[str],
             job_command(args), env=job_env(settings), stdout=log, stderr=log, start_new_session=True
         )
     try:
-        return _measure(settings, opts, kinesis, stream, database, warehouse, job, metrics, say)
+        result = _measure(settings, opts, kinesis, stream, database, warehouse, job, metrics, say)
     finally:
         if job.poll() is None:
             os.killpg(job.pid, signal.SIGTERM)
@@ -294,6 +295,11 @@ def run_pipeline(settings: Settings, opts: PipelineOptions, say: Callable[[str],
             except subprocess.TimeoutExpired:
                 os.killpg(job.pid, signal.SIGKILL)
         delete_stream(kinesis, stream)
+    # Removed once measured (the freshness is read back from the tables in _measure); a
+    # failed run's tables are left for a look.
+    if not opts.keep_tables:
+        leftovers.remove_run(settings, f"bench/{tag}/", (database,), say)
+    return {**result, "database": database}
 
 
 def _measure(

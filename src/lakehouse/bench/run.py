@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 from lakehouse import stack
-from lakehouse.bench import pipeline, procstats
+from lakehouse.bench import leftovers, pipeline, procstats
 from lakehouse.bench.drain import DrainOptions, run_drain, spread
 from lakehouse.bench.pipeline import KINESIS_ENGINES, PipelineOptions, Variants, run_pipeline
 from lakehouse.bench.plots import write_plots
@@ -50,6 +50,7 @@ class BenchOptions:
     json_path: Path | None = None
     out_root: Path = REPO_ROOT / "bench" / "results"
     s3_requests: bool = False  # S3 requests per micro-batch only (bench.s3_requests)
+    keep_tables: bool = False  # leave each run's tables (bench.leftovers)
 
     @property
     def all_profiles(self) -> tuple[str, ...]:
@@ -80,7 +81,7 @@ def run_bench(settings: Settings, opts: BenchOptions, say: Callable[[str], None]
     if opts.s3_requests:
         from lakehouse.bench.s3_requests import measure
 
-        summary["s3_requests"] = found = measure(settings, out, say)
+        summary["s3_requests"] = found = measure(settings, out, say, keep_tables=opts.keep_tables)
         _write(summary, out, opts)
         say(
             f"S3 requests per micro-batch: {found['put_class_per_batch']} PUT/LIST class, "
@@ -101,6 +102,7 @@ def run_bench(settings: Settings, opts: BenchOptions, say: Callable[[str], None]
                 repeat=opts.repeat or 3,
                 job_args=opts.job_args,
                 variants=opts.variants,
+                keep_tables=opts.keep_tables,
             ),
             out,
             say,
@@ -138,6 +140,7 @@ def run_bench(settings: Settings, opts: BenchOptions, say: Callable[[str], None]
                     rt_probe=opts.rt_probe,
                     job_args=opts.job_args,
                     variants=opts.variants,
+                    keep_tables=opts.keep_tables,
                 ),
                 say,
             )
@@ -243,6 +246,9 @@ def commit_cost(
     data = json.loads(result.read_text())
     for key, seconds in data["median_seconds"].items():
         say(f"    {key} keys: {seconds:.2f}s per commit")
+    if not opts.keep_tables:
+        prefix = data["prefix"].split(f"s3a://{settings['LAKEHOUSE_BUCKET']}/", 1)[1]
+        leftovers.remove_run(settings, prefix, tuple(data["databases"]), say)
     return data
 
 

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+from lakehouse.bench import leftovers
 from lakehouse.bench.drain import fill, order_payloads
 from lakehouse.bootstrap import delete_stream, ensure_stream
 from lakehouse.clients import kinesis_client
@@ -53,6 +54,7 @@ def measure(
     say: Callable[[str], None],
     batches: int = 10,
     events_per_batch: int = 2_000,
+    keep_tables: bool = False,
 ) -> dict:
     tag = uuid.uuid4().hex[:6]
     stream, bucket = f"s3req-{tag}", settings["LAKEHOUSE_BUCKET"]
@@ -88,6 +90,8 @@ def measure(
         many, one = drain(batches), drain(1)
     finally:
         delete_stream(client, stream)
+    if not keep_tables:
+        leftovers.remove_run(settings, f"bench/{tag}/", (f"s3req_{tag}",), say)
     per_batch = {api: (many[api] - one[api]) / (batches - 1) for api in many | one}
     return {
         "batches": batches,
