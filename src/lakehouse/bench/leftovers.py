@@ -1,16 +1,16 @@
 """A benchmark run's tables removed once it is measured: its objects in the bucket and its
 database in the metastore.
 
-A drain of 1,200,000 events leaves about a gigabyte of tables per run; kept, they fill the
-laptop's disk and MinIO's background scanner walks them for good (3.2 CPU-s a minute with
-28 GB of old runs in the bucket against 0.08 with none, the stack otherwise idle): CPU taken
-from the next benchmark's job. `lakehouse bench --keep-tables` keeps them for inspection.
+Kept, they pile up (28 GB of old runs on the project's machine by 2026-11-28), fill the
+laptop's disk, and MinIO's background scanner walks them for good (3.2 CPU-s a minute with
+those 28 GB in the bucket against 0.08 with none, the stack otherwise idle): CPU taken from
+the next benchmark's job. `lakehouse bench --keep-tables` keeps them for inspection.
 """
 
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from lakehouse.clients import s3_client
@@ -26,7 +26,7 @@ def keys_under(s3: Any, bucket: str, prefix: str) -> Iterator[str]:
             yield item["Key"]
 
 
-def in_batches(keys: Iterator[str], size: int = DELETE_BATCH) -> Iterator[list[str]]:
+def in_batches(keys: Iterable[str], size: int = DELETE_BATCH) -> Iterator[list[str]]:
     batch: list[str] = []
     for key in keys:
         batch.append(key)
@@ -43,7 +43,7 @@ def delete_prefix(s3: Any, bucket: str, prefix: str) -> int:
         raise ValueError(f"refusing to delete under {prefix!r}: a run's folder ends with '/'")
     deleted = 0
     # Listed in full first: deleting while paginating can skip keys.
-    for batch in in_batches(iter(list(keys_under(s3, bucket, prefix)))):
+    for batch in in_batches(list(keys_under(s3, bucket, prefix))):
         answer = s3.delete_objects(
             Bucket=bucket, Delete={"Objects": [{"Key": k} for k in batch], "Quiet": True}
         )
