@@ -11,8 +11,9 @@ The model, each line printed with its assumption:
   requests per micro-batch as counted on the sandbox's MinIO (lakehouse bench --s3-requests).
 - Glue Data Catalog: the tables and the partitions of the raw copy (one a day per event
   type), one sync per table per batch only when the schema or partitions change.
-- Compute: EMR Serverless vCPU- and GB-hours for the measured CPU per 1,000 events at
-  --utilisation, never under one vCPU.
+- Compute: EMR Serverless vCPU- and GB-hours for the measured CPU per 1,000 events plus
+  the measured fixed CPU of a micro-batch every --trigger-seconds, at --utilisation, never
+  under one vCPU.
 """
 
 from __future__ import annotations
@@ -36,7 +37,13 @@ GB = 1e9
 # The job's warm CPU-seconds per 1,000 events (drain benchmark, profile fast, median of 3
 # on the project's 2-core machine; the README's performance table), used until a drain
 # benchmark has run on this machine.
-MEASURED_CPU_S_PER_1K = 1.08
+MEASURED_CPU_S_PER_1K = 0.177
+# What a micro-batch costs whatever its size (the write clients, commits, listings and
+# Spark jobs of four outputs): 5.07 CPU-s a warm batch of 1,000 orders (`lakehouse bench
+# --drain-events 30000 --max-records-per-shard 250`, median of 3, 2026-11-28) less those
+# records' own share. Per event alone, a 5 s trigger at 1,000 events/s would need 0.18 busy
+# cores; the job measured 1.4 there (README, *The pipeline under load*), this model 1.16.
+FIXED_CPU_S_PER_BATCH = 4.9
 # S3 requests per micro-batch by price class (deletes are free), counted on the sandbox's
 # MinIO for the default tables file (CoW, MoR, raw JSON, quarantine; Hudi's metadata table
 # off) by `lakehouse bench --s3-requests`: 219 and 266 PUT/LIST, 283 and 351 GET/HEAD in two
@@ -182,10 +189,15 @@ def _glue(work: Workload, p: Mapping[str, Any]) -> list[Line]:
 
 
 def _compute(work: Workload, cpu_s_per_1k: float, p: Mapping[str, Any]) -> list[Line]:
-    busy_cores = work.events_per_sec * cpu_s_per_1k / 1000
+    per_events = work.events_per_sec * cpu_s_per_1k / 1000
+    per_batches = FIXED_CPU_S_PER_BATCH / work.trigger_seconds
+    busy_cores = per_events + per_batches
     vcpus = max(1, math.ceil(busy_cores / work.utilisation))
     usd = vcpus * HOURS_PER_MONTH * (p["vcpu_hour"] + p["gb_per_vcpu"] * p["gb_hour"])
-    note = f"{vcpus} vCPU ({busy_cores:.2f} busy at {cpu_s_per_1k:g} CPU-s/1k events)"
+    note = (
+        f"{vcpus} vCPU ({busy_cores:.2f} busy: {cpu_s_per_1k:g} CPU-s/1k events, "
+        f"{FIXED_CPU_S_PER_BATCH:g} CPU-s a batch)"
+    )
     return [Line("EMR Serverless", "the job", usd, note)]
 
 

@@ -41,12 +41,23 @@ def test_kinesis_both_modes_scale_with_the_input() -> None:
 
 
 def test_compute_follows_the_cpu_per_event_and_never_goes_under_one_vcpu() -> None:
-    idle = by_item(cost.estimate(cost.Workload(1, 300), 1.0, PRICES))["the job"]
+    rare = cost.Workload(1, 300, trigger_seconds=600)
+    idle = by_item(cost.estimate(rare, 1.0, PRICES))["the job"]
     busy = by_item(cost.estimate(cost.Workload(5_000, 300), 1.2, PRICES))["the job"]
     assert "1 vCPU" in idle.note
-    assert "10 vCPU" in busy.note  # 6 busy cores at 60 % utilisation
+    # 6 busy cores for the events and 0.98 for a batch every 5 s, at 60 % utilisation
+    assert "12 vCPU (6.98 busy" in busy.note
     per_vcpu = 730 * (0.052624 + 4 * 0.0057785)
-    assert busy.usd == pytest.approx(10 * per_vcpu)
+    assert busy.usd == pytest.approx(12 * per_vcpu)
+
+
+def test_each_micro_batch_costs_its_fixed_cpu_whatever_its_size() -> None:
+    def busy(trigger_s: float) -> str:
+        work = cost.Workload(1_000, 300, trigger_seconds=trigger_s)
+        return by_item(cost.estimate(work, 0.177, PRICES))["the job"].note
+
+    assert "(1.16 busy" in busy(5)  # 0.177 for the events, 4.9 CPU-s every 5 s
+    assert "(0.26 busy" in busy(60)
 
 
 def test_the_newest_drain_benchmark_gives_the_cpu_per_event(tmp_path: Path) -> None:
