@@ -17,6 +17,7 @@ from typing import Any
 
 from lakehouse import demo, installers, job_launcher, shells, stack
 from lakehouse.aws_policy import PolicyError
+from lakehouse.bench import JOB_RECORDS_PER_SHARD
 from lakehouse.bootstrap import BootstrapError
 from lakehouse.compose import ComposeError, engine, project
 from lakehouse.config import ConfigError, Settings, load_settings
@@ -849,7 +850,7 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--max-records-per-shard",
         type=int,
-        default=20_000,
+        default=JOB_RECORDS_PER_SHARD,
         help="drain mode: batch size per shard (default: the job's own default)",
     )
     p.add_argument(

@@ -27,6 +27,7 @@ from typing import Any
 
 import yaml
 
+from lakehouse.bench import JOB_RECORDS_PER_SHARD
 from lakehouse.config import REPO_ROOT, SERVICES_DIR
 
 PRICES = SERVICES_DIR / "aws" / "prices.yaml"
@@ -87,10 +88,10 @@ def load_prices(path: Path = PRICES) -> dict[str, Any]:
     return yaml.safe_load(path.read_text())
 
 
-# A drain run stands for the job's CPU per event only with the job's own batch size and a
-# few warm batches: one of 1,000-record batches (a fixed-cost probe) costs 5 CPU-s per
-# 1,000 events, a 2,000-event run's single warm batch 300.
-DEFAULT_RECORDS_PER_SHARD = 20_000
+# A drain run stands for the job's CPU per event only with the job's own batch size
+# (JOB_RECORDS_PER_SHARD) and a few warm batches: one of 1,000-record batches (a
+# fixed-cost probe) costs 5 CPU-s per 1,000 events, a 2,000-event run's single warm
+# batch 300.
 MIN_WARM_BATCHES = 3
 
 
@@ -102,7 +103,7 @@ def measured_cpu_s_per_1k(results: Path = BENCH_RESULTS) -> tuple[float, str]:
         drain = json.loads(summary.read_text()).get("drain", {})
         figure = drain.get("profiles", {}).get("fast", {}).get("job_cpu_s_per_1k_events_warm")
         runs = [r for r in drain.get("runs", []) if r.get("profile") == "fast"]
-        representative = drain.get("max_records_per_shard") == DEFAULT_RECORDS_PER_SHARD and all(
+        representative = drain.get("max_records_per_shard") == JOB_RECORDS_PER_SHARD and all(
             r.get("warm_batches", 0) >= MIN_WARM_BATCHES for r in runs
         )
         if figure and representative:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lakehouse.bench import leftovers, procstats
+from lakehouse.bench import JOB_RECORDS_PER_SHARD, leftovers, procstats
 from lakehouse.bench.pipeline import (
     COMPONENTS,
     Variants,
@@ -54,7 +54,7 @@ class DrainOptions:
     events: int = 1_200_000  # 15 batches of 80,000 from 4 shards at the default batch size
     keys: int = 50_000
     shards: int = 4
-    max_records_per_shard: int = 20_000  # the job's default: its batches as a user gets them
+    max_records_per_shard: int = JOB_RECORDS_PER_SHARD
     profiles: tuple[str, ...] = ("fast",)
     repeat: int = 3
     warm_share: float = 0.5  # the warm batches come after this share of the events

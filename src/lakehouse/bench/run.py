@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 from lakehouse import stack
-from lakehouse.bench import leftovers, pipeline, procstats
+from lakehouse.bench import JOB_RECORDS_PER_SHARD, leftovers, pipeline, procstats
 from lakehouse.bench.drain import DrainOptions, run_drain, spread
 from lakehouse.bench.pipeline import KINESIS_ENGINES, PipelineOptions, Variants, run_pipeline
 from lakehouse.bench.plots import write_plots
@@ -46,7 +46,7 @@ class BenchOptions:
     pipeline: bool = True
     drain_events: int = 0  # > 0: drain mode (bench.drain) instead of the rate runs
     repeat: int = 0  # runs per profile, interleaved; 0: 3 in drain mode, 1 in rate mode
-    max_records_per_shard: int = 20_000  # the job's default: its batches as a user gets them
+    max_records_per_shard: int = JOB_RECORDS_PER_SHARD
     json_path: Path | None = None
     out_root: Path = REPO_ROOT / "bench" / "results"
     s3_requests: bool = False  # S3 requests per micro-batch only (bench.s3_requests)

@@ -69,19 +69,32 @@ def test_a_refused_delete_names_the_key_and_the_reason() -> None:
         leftovers.delete_prefix(s3, "lakehouse", "bench/r/")
 
 
+def remove_run(
+    monkeypatch: pytest.MonkeyPatch, s3: FakeS3
+) -> tuple[dict[str, set[str]], list[str]]:
+    """leftovers.remove_run of bench/r/ and drain_r against `s3`: each database dropped,
+    with the keys the bucket held when it was, and what was said."""
+    monkeypatch.setattr(leftovers, "s3_client", lambda _endpoints: s3)
+    dropped: dict[str, set[str]] = {}
+
+    def drop(_settings: Any, databases: tuple[str, ...]) -> None:
+        dropped.update((db, set(s3.keys)) for db in databases)
+
+    monkeypatch.setattr(leftovers, "drop_databases", drop)
+    said: list[str] = []
+    settings: Any = type("S", (), {"endpoints": None, "__getitem__": lambda _s, _k: "lakehouse"})()
+    leftovers.remove_run(settings, "bench/r/", ("drain_r",), said.append)
+    return dropped, said
+
+
 def test_remove_run_says_what_is_left_when_it_cannot_remove(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     s3 = FakeS3(["bench/r/a"], fail_on="bench/r/a")
-    monkeypatch.setattr(leftovers, "s3_client", lambda _endpoints: s3)
-    dropped: list[str] = []
-    monkeypatch.setattr(leftovers, "drop_databases", lambda _s, dbs: dropped.extend(dbs))
-    said: list[str] = []
-    settings: Any = type("S", (), {"endpoints": None, "__getitem__": lambda _s, _k: "lakehouse"})()
 
-    leftovers.remove_run(settings, "bench/r/", ("drain_r",), said.append)
+    dropped, said = remove_run(monkeypatch, s3)
 
-    assert dropped == ["drain_r"]
+    assert list(dropped) == ["drain_r"]
     assert s3.keys == {"bench/r/a"}
     assert said and "could not remove" in said[0] and "s3://lakehouse/bench/r/" in said[0]
 
@@ -90,14 +103,11 @@ def test_remove_run_drops_the_database_then_deletes_the_objects(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     s3 = FakeS3(["bench/r/a", "bench/r/b", "bench/other/c"])
-    monkeypatch.setattr(leftovers, "s3_client", lambda _endpoints: s3)
-    dropped: list[str] = []
-    monkeypatch.setattr(leftovers, "drop_databases", lambda _s, dbs: dropped.extend(dbs))
-    said: list[str] = []
-    settings: Any = type("S", (), {"endpoints": None, "__getitem__": lambda _s, _k: "lakehouse"})()
 
-    leftovers.remove_run(settings, "bench/r/", ("drain_r",), said.append)
+    dropped, said = remove_run(monkeypatch, s3)
 
+    # the catalog while the run's files were all still there (Spark cannot drop a table
+    # whose files are gone), then the files
+    assert dropped == {"drain_r": {"bench/r/a", "bench/r/b", "bench/other/c"}}
     assert s3.keys == {"bench/other/c"}
-    assert dropped == ["drain_r"]
     assert "2 objects" in said[0]
