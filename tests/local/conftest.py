@@ -26,6 +26,7 @@ from lakehouse.job_launcher import JIT_ENV, job_env
 from lakehouse.services import SERVICES_JIT_ENV
 from tests.support import scenario as scripted
 from tests.support.pipeline import Run
+from tests.support.side_by_side import STACK_STARTED_MARKER
 from tests.support.xdist_modules import longest_first
 
 # The jobs these tests start live a minute or two, the stack they start the session: C1
@@ -118,7 +119,7 @@ def stack(stack_settings: Settings, tmp_path_factory: pytest.TempPathFactory) ->
     """The stack: a running one is used and left running; otherwise the first session
     starts it and the last one to finish stops it (a marker file says the tests own it)."""
     settings = stack_settings
-    started_by_tests = settings.state_dir / "test-stack.started"
+    started_by_tests = settings.state_dir / STACK_STARTED_MARKER
     with _stack_lock(settings):
         if not all(s.state == "running" for s in stack_module.statuses(settings)):
             stack_module.up(settings)
