@@ -78,12 +78,13 @@ demo: setup
 # pass), the local end-to-end and short fault tests run on two pytest-xdist workers (test
 # by test, longest first; a module with shared fixtures whole on one worker:
 # tests/support/xdist_modules.py) beside one stack, which the first worker starts and the
-# last one stops; the slowest 15 tests (setup and call apart) are listed at the end. The end-to-end session fails when it runs
-# past E2E_BUDGET_S (tests/support/time_budget.py), stretched (never shortened) by a speed
-# probe taken when the session runs. This machine ran the same tests in 1,017 s one day
-# and 2,362 s another (2.3x); the suite now takes about 800 s at a fast hour, so a slow
-# hour would take about 1,900 s, and the budget is that plus a quarter: a test that adds
-# minutes is seen when it lands, a slow hour alone does not fail CI.
+# last one stops; the slowest 15 tests (setup and call apart) are listed at the end. The
+# end-to-end session fails when it runs past E2E_BUDGET_S (tests/support/time_budget.py),
+# stretched (never shortened) by a speed probe taken when the session runs. This machine
+# ran the same tests in 1,017 s one day and 2,362 s another (2.3x); the suite now takes
+# about 800-900 s at a fast hour, so a slow hour would take about 1,900 s, and the budget
+# is that plus a quarter: a test that adds minutes is seen when it lands, a slow hour
+# alone does not fail CI.
 E2E_WORKERS ?= 2
 E2E_BUDGET_S ?= 2400
 E2E_LOG ?= .local/test-logs/e2e.log
@@ -91,7 +92,8 @@ test: setup
 	$(PY) -m tests.support.side_by_side --log $(E2E_LOG) \
 	    --quick "$(MAKE) -j3 --no-print-directory --output-sync=target lint unit-test java-test" -- \
 	    env LAKEHOUSE_TEST_BUDGET_S=$(E2E_BUDGET_S) \
-	    $(PYTEST) -m "(local or faults) and not long and not soak" -q --durations=15 --cpu-report=15 -n $(E2E_WORKERS) --dist load
+	    $(PYTEST) -m "(local or faults) and not long and not soak" \
+	    -q --durations=15 --cpu-report=15 -n $(E2E_WORKERS) --dist load
 
 unit-test: $(STAMP)
 	$(PYTEST) -m unit -q

@@ -8,10 +8,10 @@ pass, the end-to-end log is shown from its start and followed until the tests en
 quick check, or Ctrl-C, stops the end-to-end tests as a Ctrl-C in their terminal would
 (SIGINT to their group), then removes what they leave running: pytest-xdist's workers do not
 tear their fixtures down when interrupted, and the tests start jobs, Spark clusters and
-servers in sessions of their own. Those are the processes whose environment names a test
-(PYTEST_CURRENT_TEST=tests/local/..., which pytest sets and the processes a test starts
-inherit); the stack
-is stopped when the tests started it (STACK_STARTED_MARKER, as tests/local/conftest.py).
+servers in sessions of their own. Those are the processes whose environment names an
+end-to-end test (PYTEST_CURRENT_TEST=tests/local/..., which pytest sets and the processes a
+test starts inherit); the stack is stopped when the tests started it (STACK_STARTED_MARKER,
+kept by tests/local/conftest.py).
 
     python -m tests.support.side_by_side --log LOG --quick 'make lint unit-test' -- pytest ...
 """
