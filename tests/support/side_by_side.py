@@ -30,9 +30,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Final
 
+from tests.support.cpu_report import owning_test
+
 STOP_WAIT_S: Final = 120.0
 FOLLOW_EVERY_S: Final = 0.5
-E2E_TEST_VARIABLE: Final = b"PYTEST_CURRENT_TEST=tests/local/"
+E2E_TESTS: Final = "tests/local/"
 # In the stack's state folder while a test session that started the stack runs.
 STACK_STARTED_MARKER: Final = "test-stack.started"
 
@@ -76,7 +78,7 @@ def started_by_tests() -> list[int]:
             environ = (entry / "environ").read_bytes()
         except OSError:  # gone, or not ours to read
             continue
-        if any(item.startswith(E2E_TEST_VARIABLE) for item in environ.split(b"\0")):
+        if (owning_test(environ) or "").startswith(E2E_TESTS):
             pids.append(int(entry.name))
     return pids
 
@@ -115,7 +117,10 @@ def follow(process: subprocess.Popen[bytes], log: Path, out: IO[bytes]) -> int:
 def run(quick: Sequence[str], background: Sequence[str], log: Path) -> int:
     """The exit code: the quick checks' if they failed, else the background command's."""
     process = start_in_background(background, log)
-    print(f"== the end-to-end tests started beside the quick checks (their output: {log})")
+    print(
+        f"== the end-to-end tests started beside the quick checks (their output: {log})",
+        flush=True,
+    )
     try:
         quick_code = subprocess.run(quick).returncode
         if quick_code != 0:
