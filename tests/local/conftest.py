@@ -8,7 +8,6 @@ process and no port of ours is left.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import warnings
 from collections.abc import Iterator
@@ -25,8 +24,9 @@ from lakehouse.config import Settings, load_settings
 from lakehouse.job_launcher import JIT_ENV, job_env
 from lakehouse.services import SERVICES_JIT_ENV
 from tests.support import scenario as scripted
+from tests.support import stack_sessions
+from tests.support.leftovers import SESSION_ENV
 from tests.support.pipeline import Run
-from tests.support.side_by_side import STACK_STARTED_MARKER
 from tests.support.xdist_modules import longest_first
 
 # The jobs these tests start live a minute or two, the stack they start the session: C1
@@ -57,44 +57,11 @@ def stack_settings() -> Settings:
     return load_settings()
 
 
-@contextlib.contextmanager
-def _stack_lock(settings: Settings) -> Iterator[None]:
-    """One test session at a time decides whether to start or stop the stack (make test
-    runs two, pytest-xdist workers, beside one stack)."""
-    path = settings.state_dir / "test-stack.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
-
-
-def _sessions_using(
-    settings: Settings, add: int | None = None, remove: int | None = None
-) -> set[int]:
-    """The live test sessions (pids) using the stack, updated; call under _stack_lock."""
-    path = settings.state_dir / "test-stack.sessions"
-    pids = {int(p) for p in path.read_text().split()} if path.exists() else set()
-    pids = {p for p in pids if _alive(p)} | ({add} if add else set())
-    pids.discard(remove or 0)
-    path.write_text(" ".join(map(str, sorted(pids))))
-    return pids
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _record_class_archive(settings: Settings, tmp: Path) -> None:
     """The job's class-data archive (lakehouse.class_archive), recorded before the first
     test when there is none (a fresh clone, a new jar): otherwise the first job to exit
     records it minutes in, after the longest tests started without it. A short job over
-    every kind of record loads the classes the tests' jobs do; call under _stack_lock, so
+    every kind of record loads the classes the tests' jobs do; call under stack_sessions.lock, so
     that the other worker waits for the archive rather than starting its tests without it.
     Measured on CI's 2 cores: the end-to-end part 17 min 36 s without the archive at the
     start, 14 min 21 s with it; this run costs about 40 s."""
@@ -119,12 +86,11 @@ def stack(stack_settings: Settings, tmp_path_factory: pytest.TempPathFactory) ->
     """The stack: a running one is used and left running; otherwise the first session
     starts it and the last one to finish stops it (a marker file says the tests own it)."""
     settings = stack_settings
-    started_by_tests = settings.state_dir / STACK_STARTED_MARKER
-    with _stack_lock(settings):
+    with stack_sessions.lock(settings):
         if not all(s.state == "running" for s in stack_module.statuses(settings)):
             stack_module.up(settings)
-            started_by_tests.touch()
-        _sessions_using(settings, add=os.getpid())
+            stack_sessions.started_by_tests(settings).touch()
+        stack_sessions.join(settings, os.environ.get(SESSION_ENV, ""))
         _record_class_archive(settings, tmp_path_factory.mktemp("class-archive"))
     yield Stack(
         settings=settings,
@@ -141,11 +107,8 @@ def stack(stack_settings: Settings, tmp_path_factory: pytest.TempPathFactory) ->
         trino_port=settings.port("TRINO_PORT"),
         database=settings["LAKEHOUSE_DATABASE"],
     )
-    with _stack_lock(settings):
-        if _sessions_using(settings, remove=os.getpid()) or not started_by_tests.exists():
-            return
-        stack_module.down(settings)
-        started_by_tests.unlink()
+    if not stack_sessions.leave(settings, pid=os.getpid()):
+        return
     # Down must leave nothing behind: no live process from a PID file, no bound port.
     leftovers = [s.name for s in stack_module.statuses(settings) if s.state == "running"]
     assert leftovers == [], f"services still running after down: {leftovers}"

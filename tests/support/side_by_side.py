@@ -6,12 +6,9 @@ for them when they ran after. Here the end-to-end tests start at once, in their 
 group, writing to a log; the quick checks run in the foreground as before. Once those
 pass, the end-to-end log is shown from its start and followed until the tests end. A failed
 quick check, or Ctrl-C, stops the end-to-end tests as a Ctrl-C in their terminal would
-(SIGINT to their group), then removes what they leave running: pytest-xdist's workers do not
-tear their fixtures down when interrupted, and the tests start jobs, Spark clusters and
-servers in sessions of their own. Those are the processes whose environment names an
-end-to-end test (PYTEST_CURRENT_TEST=tests/local/..., which pytest sets and the processes a
-test starts inherit); the stack is stopped when the tests started it (STACK_STARTED_MARKER,
-kept by tests/local/conftest.py).
+(SIGINT to their group); their session then removes what its tests left running
+(tests/support/leftovers.py), and the runner does the same once more, by the session id it
+gave them, in case the session had to be killed.
 
     python -m tests.support.side_by_side --log LOG --quick 'make lint unit-test' -- pytest ...
 """
@@ -19,34 +16,33 @@ kept by tests/local/conftest.py).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import shlex
 import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Final
 
-from tests.support.cpu_report import owning_test
+from tests.support.leftovers import SESSION_ENV, remove_leftovers
 
 STOP_WAIT_S: Final = 120.0
 FOLLOW_EVERY_S: Final = 0.5
-E2E_TESTS: Final = "tests/local/"
-# In the stack's state folder while a test session that started the stack runs.
-STACK_STARTED_MARKER: Final = "test-stack.started"
 
 
-def start_in_background(command: Sequence[str], log: Path) -> subprocess.Popen[bytes]:
-    """`command` in a new process group (so it can be stopped as a whole) with SIGINT at its
-    default: a command started in the background of a shell ignores SIGINT, and Python
-    then never raises KeyboardInterrupt, so pytest could not be stopped cleanly."""
+def start_in_background(command: Sequence[str], log: Path, session: str) -> subprocess.Popen[bytes]:
+    """`command` as test session `session` (leftovers.SESSION_ENV), in a new process group
+    (so it can be stopped as a whole) with SIGINT at its default: a command started in the
+    background of a shell ignores SIGINT, and Python then never raises KeyboardInterrupt,
+    so pytest could not be stopped cleanly."""
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "wb") as out:
         return subprocess.Popen(
             command,
+            env={**os.environ, SESSION_ENV: session},
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -68,35 +64,12 @@ def stop(process: subprocess.Popen[bytes], wait_s: float = STOP_WAIT_S) -> int:
         return process.wait()
 
 
-def started_by_tests() -> list[int]:
-    """Live processes whose environment names an end-to-end test (this one excluded)."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            environ = (entry / "environ").read_bytes()
-        except OSError:  # gone, or not ours to read
-            continue
-        if (owning_test(environ) or "").startswith(E2E_TESTS):
-            pids.append(int(entry.name))
-    return pids
-
-
-def remove_leftovers() -> None:
-    """SIGKILL what the interrupted tests started; stop the stack if they started it."""
-    for pid in started_by_tests():
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    from lakehouse import stack as stack_module  # the project's, only when needed
-    from lakehouse.config import load_settings
-
-    settings = load_settings()
-    marker = settings.state_dir / STACK_STARTED_MARKER
-    if marker.exists():
-        print("== stopping the stack the end-to-end tests started", flush=True)
-        stack_module.down(settings)
-        marker.unlink()
+def stop_and_clean_up(process: subprocess.Popen[bytes], session: str, log: Path) -> None:
+    """Stop the session; it removes what its tests left running (saying so in its log),
+    and this removes whatever is still left, had the session to be killed."""
+    code = stop(process)
+    remove_leftovers(session)
+    print(f"== the end-to-end tests stopped (exit {code}); their output: {log}", flush=True)
 
 
 def follow(process: subprocess.Popen[bytes], log: Path, out: IO[bytes]) -> int:
@@ -116,7 +89,8 @@ def follow(process: subprocess.Popen[bytes], log: Path, out: IO[bytes]) -> int:
 
 def run(quick: Sequence[str], background: Sequence[str], log: Path) -> int:
     """The exit code: the quick checks' if they failed, else the background command's."""
-    process = start_in_background(background, log)
+    session = uuid.uuid4().hex
+    process = start_in_background(background, log, session)
     print(
         f"== the end-to-end tests started beside the quick checks (their output: {log})",
         flush=True,
@@ -125,16 +99,14 @@ def run(quick: Sequence[str], background: Sequence[str], log: Path) -> int:
         quick_code = subprocess.run(quick).returncode
         if quick_code != 0:
             print("== a quick check failed (above): stopping the end-to-end tests", flush=True)
-            stop(process)
-            remove_leftovers()
+            stop_and_clean_up(process, session, log)
             return quick_code
         print("== the quick checks passed; the end-to-end tests so far and as they run:")
         sys.stdout.flush()
         return follow(process, log, sys.stdout.buffer)
     except KeyboardInterrupt:
         print("\n== interrupted: stopping the end-to-end tests", flush=True)
-        stop(process)
-        remove_leftovers()
+        stop_and_clean_up(process, session, log)
         return 130
 
 

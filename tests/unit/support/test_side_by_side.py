@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import io
-import os
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from tests.support import side_by_side
+from tests.support.leftovers import SESSION_ENV
 
 pytestmark = pytest.mark.unit
 
 PY = sys.executable
+ENV = SESSION_ENV
 
 
 def test_the_background_output_is_followed_to_its_end_and_its_code_returned(
@@ -27,7 +27,7 @@ def test_the_background_output_is_followed_to_its_end_and_its_code_returned(
         "for i in range(3):\n    print(i, flush=True); time.sleep(0.3)\n"
         "raise SystemExit(4)"
     )
-    process = side_by_side.start_in_background([PY, "-c", script], log)
+    process = side_by_side.start_in_background([PY, "-c", script], log, "s1")
     out = io.BytesIO()
     assert side_by_side.follow(process, log, out) == 4
     assert out.getvalue() == b"0\n1\n2\n"
@@ -39,8 +39,8 @@ def test_a_failed_quick_check_stops_the_background_command_as_ctrl_c_does(
     """The background command sees KeyboardInterrupt (SIGINT at its default, even when the
     caller ignores it) and its cleanup runs, then the leftovers are removed; the quick
     check's code is returned."""
-    removals: list[bool] = []
-    monkeypatch.setattr(side_by_side, "remove_leftovers", lambda: removals.append(True))
+    removals: list[str] = []
+    monkeypatch.setattr(side_by_side, "remove_leftovers", lambda session: removals.append(session))
     log = tmp_path / "e2e.log"
     cleaned = tmp_path / "cleaned"
     script = (
@@ -61,31 +61,20 @@ def test_a_failed_quick_check_stops_the_background_command_as_ctrl_c_does(
         signal.signal(signal.SIGINT, previous)
     assert code == 3
     assert cleaned.exists()  # interrupted, not killed after STOP_WAIT_S
-    assert removals == [True]
+    assert len(removals) == 1  # by the id the session was given
 
 
-def test_leftovers_are_the_processes_an_end_to_end_test_started(tmp_path: Path) -> None:
-    env = {**os.environ, "PYTEST_CURRENT_TEST": "tests/local/test_x.py::test_y (call)"}
-    e2e = subprocess.Popen([PY, "-c", "import time; time.sleep(30)"], env=env)
-    env["PYTEST_CURRENT_TEST"] = "tests/unit/test_x.py::test_y (call)"
-    unit = subprocess.Popen([PY, "-c", "import time; time.sleep(30)"], env=env)
-    try:
-        found = side_by_side.started_by_tests()
-        assert e2e.pid in found
-        assert unit.pid not in found
-    finally:
-        for process in (e2e, unit):
-            process.kill()
-            process.wait()
-
-
-def test_the_background_command_runs_in_its_own_process_group(tmp_path: Path) -> None:
+def test_the_background_command_runs_in_its_own_process_group_as_the_given_session(
+    tmp_path: Path,
+) -> None:
     log = tmp_path / "pgid.log"
     process = side_by_side.start_in_background(
-        [PY, "-c", "import os; print(os.getpgid(0) == os.getpid())"], log
+        [PY, "-c", f"import os; print(os.getpgid(0) == os.getpid(), os.environ[{ENV!r}])"],
+        log,
+        "s1",
     )
     assert process.wait(30) == 0
-    assert log.read_text().strip() == "True"
+    assert log.read_text().strip() == "True s1"
 
 
 def test_the_command_line_needs_a_background_command(tmp_path: Path) -> None:
