@@ -17,7 +17,7 @@ import contextlib
 import os
 import signal
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Final
 
@@ -45,9 +45,8 @@ def started_by_tests(session: str) -> list[int]:
     return pids
 
 
-def remove_leftovers(session: str, say: Callable[[str], None] = print) -> None:
-    """SIGKILL what `session`'s end-to-end tests started; stop the stack if they started it
-    and no other session uses it."""
+def kill_leftovers(session: str, say: Callable[[str], None] = print) -> None:
+    """SIGKILL what `session`'s end-to-end tests started."""
     killed = started_by_tests(session)
     for pid in killed:
         with contextlib.suppress(ProcessLookupError):
@@ -55,6 +54,12 @@ def remove_leftovers(session: str, say: Callable[[str], None] = print) -> None:
     if killed:
         plural = "es" if len(killed) > 1 else ""
         say(f"== killed {len(killed)} process{plural} the interrupted tests had started")
+
+
+def remove_leftovers(session: str, say: Callable[[str], None] = print) -> None:
+    """`kill_leftovers`, then stop the stack if the session's tests started it and no other
+    session uses it."""
+    kill_leftovers(session, say)
     from lakehouse.config import load_settings  # the project's, only when needed
     from tests.support import stack_sessions
 
@@ -72,10 +77,13 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ.setdefault(SESSION_ENV, uuid.uuid4().hex)
 
 
-# Last: after pytest-xdist has shut its workers down, so none starts anything afterwards.
-@pytest.hookimpl(trylast=True)
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    if exitstatus == pytest.ExitCode.INTERRUPTED and not _is_worker(session.config):
-        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-        say = reporter.write_line if reporter else print
+@pytest.hookimpl(wrapper=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[None]:
+    interrupted = exitstatus == pytest.ExitCode.INTERRUPTED and not _is_worker(session.config)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    say = reporter.write_line if reporter else print
+    if interrupted:  # first: before a one-process session tears its fixtures (the stack) down
+        kill_leftovers(os.environ[SESSION_ENV], say)
+    yield
+    if interrupted:  # last: after pytest-xdist has shut its workers down
         remove_leftovers(os.environ[SESSION_ENV], say)
