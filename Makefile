@@ -101,12 +101,13 @@ unit-test: $(STAMP)
 java-test: setup
 	$(LAKEHOUSE) java-test
 
+# Parts of make test's end-to-end session, on its workers (E2E_WORKERS=1: one process).
 local-test: setup
-	$(PYTEST) -m local -q --durations=15
+	$(PYTEST) -m local -q --durations=15 -n $(E2E_WORKERS) --dist load
 
 # Fault injection against the local stack (signals, loopback-only listeners, ...).
 fault-test: setup
-	$(PYTEST) -m "faults and not long" -q --durations=15
+	$(PYTEST) -m "faults and not long" -q --durations=15 -n $(E2E_WORKERS) --dist load
 
 # Every fault test, dependencies paused and restarted included, the lag and storage alerts
 # (~55 min more).

@@ -15,8 +15,8 @@ import time
 
 import pytest
 
-from tests.local.test_loadgen_stream import free_port
 from tests.support.pipeline import Run, tail, wait_for
+from tests.support.ports import free_port
 from tests.support.prometheus import alert_state, order, prometheus_url, scraped_job
 
 pytestmark = [pytest.mark.faults, pytest.mark.long]
@@ -28,7 +28,7 @@ def test_freshness_and_quarantine_alerts_fire_on_stale_bad_records_and_resolve_o
     run: Run,
 ) -> None:
     url = prometheus_url(run)
-    port = free_port(range(9470, 9490))
+    port = free_port()
     run.put([order(i) for i in range(20)] + [b"not json", b"{}", b"[1, 2]"])
     time.sleep(45)
     sent = 20

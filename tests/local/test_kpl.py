@@ -26,8 +26,8 @@ from loadgen import verify
 from loadgen.ledger import expected_state, read_ledger
 from loadgen.options import LoadOptions
 from loadgen.runner import run_load
-from tests.local.test_loadgen_stream import free_port
 from tests.support.pipeline import Run, wait_for
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.local
 

@@ -18,8 +18,8 @@ import time
 
 import pytest
 
-from tests.local.test_loadgen_stream import free_port
 from tests.support.pipeline import Run, tail, wait_for
+from tests.support.ports import free_port
 from tests.support.prometheus import alert_state, order, prometheus_url, scraped_job, value
 
 pytestmark = [pytest.mark.faults, pytest.mark.long]
@@ -43,7 +43,7 @@ def test_lag_growing_fires_while_the_job_falls_behind_and_resolves_once_caught_u
     run: Run,
 ) -> None:
     url = prometheus_url(run)
-    port = free_port(range(9470, 9490))
+    port = free_port()
     sent = 0
 
     def send(n: int) -> None:
@@ -96,7 +96,7 @@ def test_no_batches_fires_while_records_wait_and_resolves_with_the_next_batch(
     run.put([order(i) for i in range(50, 100)], start=50)
     # The first batch reads 5 of each shard's records and leaves the rest waiting; the
     # next comes 7.5 to 11.5 minutes later, after the alert's 5 minutes and 1 minute of `for`.
-    port = free_port(range(9470, 9490))
+    port = free_port()
     started = time.time()
     first_batch = (0.0, 120.0)
     trigger = interval_with_a_gap(started, first_batch, gap=460)

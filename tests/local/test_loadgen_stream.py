@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import threading
 import time
 import urllib.request
@@ -22,24 +21,12 @@ from loadgen.kinesis import make_client
 from loadgen.ledger import expected_state, ledger_files, read_ledger
 from loadgen.options import LoadOptions
 from loadgen.runner import run_load
+from tests.support.ports import free_port
 from tests.support.stream import compare_stream, read_stream
 
 pytestmark = pytest.mark.local
 
 SHARDS = 4
-
-
-def free_port(candidates: range = range(8190, 8200)) -> int:
-    for port in candidates:
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def scrape(port: int, into: list[dict[str, float]], seconds: float = 60) -> None:
@@ -91,7 +78,7 @@ def test_stream_equals_ledger(stack: Any, tmp_path: Path) -> None:
             out_of_order_rate=0.05,
             late_rate=0.05,
             malformed_rate=0.02,
-            metrics_port=free_port(range(9650, 9660)),
+            metrics_port=free_port(),
         )
         scrapes: list[dict[str, float]] = []
         scraper = threading.Thread(target=scrape, args=(opts.metrics_port, scrapes), daemon=True)

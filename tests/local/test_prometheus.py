@@ -19,9 +19,9 @@ from lakehouse import installers, top
 from lakehouse.config import load_settings
 from lakehouse.job_launcher import job_env
 from lakehouse.services import service_names
-from tests.local.test_loadgen_stream import free_port
 from tests.support.dashboards import panel_queries, queries_without_data
 from tests.support.pipeline import Run, tail, wait_for
+from tests.support.ports import free_port
 from tests.support.prometheus import (
     alert_state,
     by_label,
@@ -52,7 +52,7 @@ def test_the_alert_rules_fire_on_their_cases() -> None:
 
 
 def test_prometheus_scrapes_the_job_and_spark_and_evaluates_the_rules(run: Run) -> None:
-    metrics_port, ui_port = free_port(range(9470, 9490)), free_port(range(4090, 4100))
+    metrics_port, ui_port = free_port(), free_port()
     scraped = scrape_targets(run, {"lakehouse-job": metrics_port, "spark-driver": ui_port})
     submit = "--driver-class-path"  # PYSPARK_SUBMIT_ARGS of job_env, with a UI port of its own
     # `lakehouse top` in a real terminal, from before the job's records arrive.

@@ -28,8 +28,8 @@ import pytest
 
 from lakehouse.clients import s3_client
 from lakehouse.services import minio_server
-from tests.local.test_loadgen_stream import free_port
 from tests.support.pipeline import Run, tail, wait_for
+from tests.support.ports import free_port
 from tests.support.prometheus import (
     alert_state,
     order,
@@ -46,7 +46,7 @@ def test_compaction_failing_fires_while_a_file_is_spoiled_and_resolves_once_it_i
     run: Run,
 ) -> None:
     url = prometheus_url(run)
-    port = free_port(range(9470, 9490))
+    port = free_port()
     s3, table = run.s3(), f"{run.prefix}/warehouse/hudi_orders_mor/"
     run.put([order(i) for i in range(20)])
     with scraped_job(run, port, "--trigger-seconds", "1", "--compaction-interval", "5") as (
@@ -111,7 +111,7 @@ def minio_on_tmpfs(run: Run, size_mib: int) -> Iterator[tuple[int, Path]]:
     if mounted.returncode != 0:
         mount.rmdir()
         pytest.skip(f"a small volume for MinIO needs mount (root): {mounted.stderr.strip()}")
-    port, console = free_port(range(9380, 9390)), free_port(range(9390, 9400))
+    port, console = free_port(), free_port()
     command, env = minio_server(run.settings, mount / "data", port, console)
     server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     try:
