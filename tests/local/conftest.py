@@ -89,7 +89,7 @@ def stack(stack_settings: Settings, tmp_path_factory: pytest.TempPathFactory) ->
     with stack_sessions.lock(settings):
         if not all(s.state == "running" for s in stack_module.statuses(settings)):
             stack_module.up(settings)
-            stack_sessions.started_by_tests(settings).touch()
+            stack_sessions.started_marker(settings).touch()
         stack_sessions.join(settings, os.environ.get(SESSION_ENV, ""))
         _record_class_archive(settings, tmp_path_factory.mktemp("class-archive"))
     yield Stack(

@@ -36,7 +36,8 @@ def lock(settings: Settings) -> Iterator[None]:
         yield
 
 
-def started_by_tests(settings: Settings) -> Path:
+def started_marker(settings: Settings) -> Path:
+    """The marker saying the tests started the stack (and may stop it)."""
     return settings.state_dir / STARTED_MARKER
 
 
@@ -56,7 +57,7 @@ def leave(settings: Settings, *, pid: int | None = None, session: str | None = N
         leaving = {e for e in entries if e[0] == pid or e[1] == session}
         staying = {e for e in entries - leaving if alive(e[0])}
         _write(settings, staying)
-        marker = started_by_tests(settings)
+        marker = started_marker(settings)
         if not leaving or staying or not marker.exists():
             return False
         from lakehouse import stack as stack_module  # the project's, only when needed

@@ -37,7 +37,7 @@ def dead_pid() -> int:
 
 
 def started(settings: Settings) -> None:
-    stack_sessions.started_by_tests(settings).touch()
+    stack_sessions.started_marker(settings).touch()
 
 
 def test_the_last_user_to_leave_stops_the_stack_the_tests_started(
@@ -47,7 +47,7 @@ def test_the_last_user_to_leave_stops_the_stack_the_tests_started(
     stack_sessions.join(settings, "a")
     assert stack_sessions.leave(settings, pid=os.getpid())
     assert downs == [settings]
-    assert not stack_sessions.started_by_tests(settings).exists()
+    assert not stack_sessions.started_marker(settings).exists()
 
 
 def test_a_stack_the_tests_did_not_start_is_left_running(
