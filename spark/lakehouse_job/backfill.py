@@ -25,6 +25,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from lakehouse_job.hudi_options import SinkSettings
+from lakehouse_job.index_guard import check_index_layouts
+from lakehouse_job.index_layout import IndexLayoutRefused
 from lakehouse_job.job import EXIT_REFUSED_CONFIG, BatchWriter, build_parser
 from lakehouse_job.schema_evolution import plan_tables
 from lakehouse_job.sinks import raw_json_path
@@ -137,10 +139,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.master:
             builder = builder.master(args.master)
         spark = builder.enableHiveSupport().getOrCreate()
+        check_index_layouts(spark, {args.event_type: specs[args.event_type]}, sink)
         count = backfill(spark, specs[args.event_type], sink, args.arrived_from)
         log.info("backfill done: %d records of %s", count, args.event_type)
         return 0
-    except SchemaChangeRefused as refused:
+    except (SchemaChangeRefused, IndexLayoutRefused) as refused:
         log.error("%s", refused)
         return EXIT_REFUSED_CONFIG
     finally:

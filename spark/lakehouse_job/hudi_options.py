@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from lakehouse_job.hudi_metrics import reporter_options
+from lakehouse_job.index_layout import with_layout
 from lakehouse_tables import columns
 from lakehouse_tables.declarations import TableSpec, TableType
 
@@ -192,7 +193,7 @@ def hudi_options(
         )
     partition = spec.partition_name if is_partitioned(profile) else ""
     options.update(_from_the_sink(sink, name, partition, sync))
-    return options
+    return with_layout(options)
 
 
 def _from_the_sink(sink: SinkSettings, table: str, partition: str, sync: bool) -> dict[str, str]:
@@ -294,4 +295,4 @@ def quarantine_options(sink: SinkSettings, sync: bool = True) -> dict[str, str]:
         "hoodie.metadata.enable": "false",
     }
     options.update(_from_the_sink(sink, "quarantine", columns.Q_DATE, sync))
-    return options
+    return with_layout(options)

@@ -38,6 +38,8 @@ from lakehouse_job.hudi_options import (
     compaction_options,
     table_path,
 )
+from lakehouse_job.index_guard import check_index_layouts
+from lakehouse_job.index_layout import IndexLayoutRefused
 from lakehouse_job.metrics import (
     UNKNOWN_EVENT_TYPE,
     BatchMetrics,
@@ -633,7 +635,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         clear_unfinished_tables(spark, hudi_table_paths(specs, sink))
         plans = plan_tables(spark, specs, sink, args.tables)
-    except SchemaChangeRefused as refused:
+        check_index_layouts(spark, specs, sink)
+    except (SchemaChangeRefused, IndexLayoutRefused) as refused:
         return _refuse(spark, stop, str(refused))
     job_metrics = JobMetrics()
     job_metrics.declare(specs, sink_names(specs))

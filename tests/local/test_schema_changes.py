@@ -105,6 +105,15 @@ def test_a_column_added_mid_stream_and_changes_refused_before_writing(
     assert cli.main(diff) == EXIT_REFUSED_CONFIG  # `lakehouse schema diff` says so first
     assert run.query("SHOW COLUMNS FROM hudi_orders_cow") == columns_before
 
+    # Refused too: another bucket count for the Merge-on-Read table, whose stored keys it
+    # would hash to other file groups (each updated key then stored twice).
+    eight = ("--hudi-option", "hoodie.bucket.index.num.buckets=8")
+    job = run.start_job("--available-now", *args, *eight)
+    assert job.wait(600) == EXIT_REFUSED_CONFIG, tail(run.log)
+    log = run.log.read_text(errors="replace")
+    assert "hudi_orders_mor: laid out as index=BUCKET engine=SIMPLE buckets=4" in log, tail(run.log)
+    assert storage_state(run) == before, "a refused start wrote to the tables or checkpoint"
+
     # Evolved: `coupon` declared between amount and status, qty and price widened; updates,
     # deletes and a late (older) update of keys written before the change.
     tables.write_text(EVOLVED_TABLES)
