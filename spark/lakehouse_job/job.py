@@ -27,6 +27,12 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQueryListener
 
 from lakehouse_job import class_archive, envelope, sinks
+from lakehouse_job.checkpoint_sinks import (
+    CheckpointSinks,
+    CheckpointSinksRefused,
+    check_checkpoint_sinks,
+    record_checkpoint_sinks,
+)
 from lakehouse_job.compaction import CompactionRunner
 from lakehouse_job.crash_points import CrashPoints
 from lakehouse_job.dedupe import dedupe
@@ -633,11 +639,14 @@ def run(args: argparse.Namespace) -> int:
     if args.writer == "hudi-streaming-sink":
         return _run_hudi_streaming_sink(spark, args, specs, sink, stop)
     try:
+        sinks_asked = CheckpointSinks(args.warehouse, args.raw)
+        check_checkpoint_sinks(spark, args.checkpoint, sinks_asked)
         clear_unfinished_tables(spark, hudi_table_paths(specs, sink))
         plans = plan_tables(spark, specs, sink, args.tables)
         check_index_layouts(spark, specs, sink)
-    except (SchemaChangeRefused, IndexLayoutRefused) as refused:
+    except (SchemaChangeRefused, IndexLayoutRefused, CheckpointSinksRefused) as refused:
         return _refuse(spark, stop, str(refused))
+    record_checkpoint_sinks(spark, args.checkpoint, sinks_asked)
     job_metrics = JobMetrics()
     job_metrics.declare(specs, sink_names(specs))
     if args.metrics_port:

@@ -19,6 +19,7 @@ from lakehouse import stack as stack_module
 from lakehouse.job_launcher import job_spec
 from lakehouse.services import metastore_spec, minio_spec, trino_spec
 from lakehouse.supervisor import Supervisor
+from lakehouse_job.job import EXIT_REFUSED_CONFIG
 from tests.support import scenario as scripted
 from tests.support.checks import assert_sinks_hold
 from tests.support.pipeline import Run, tail, wait_for
@@ -244,6 +245,14 @@ def test_a_new_checkpoint_keeps_the_raw_copy_and_a_recreated_stream_fails_loudly
     again = f"s3a://{run.bucket}/{run.prefix}/checkpoint-2"
     run.run_job("--available-now", "--checkpoint", again)
     assert len(run.raw_json_lines("hudi_orders")) == 2 * first  # both reads kept whole
+    # The first checkpoint with another warehouse, whose tables would lack every record it
+    # committed: refused before anything is written.
+    moved = f"s3a://{run.bucket}/{run.prefix}/warehouse-2"
+    job = run.start_job("--available-now", "--warehouse", moved)
+    assert job.wait(300) == EXIT_REFUSED_CONFIG, tail(run.log)
+    log = run.log.read_text(errors="replace")
+    assert "has committed batches to other sinks (--warehouse" in log, tail(run.log)
+    assert run.keys(f"{run.prefix}/warehouse-2") == []
     # A stream recreated under its name, read with the first checkpoint: refused.
     client = run.kinesis()
     client.delete_stream(StreamName=run.stream)
