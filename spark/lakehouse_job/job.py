@@ -638,14 +638,24 @@ def run(args: argparse.Namespace) -> int:
     stop = GracefulStop()
     if args.writer == "hudi-streaming-sink":
         return _run_hudi_streaming_sink(spark, args, specs, sink, stop)
+    sinks_asked = CheckpointSinks(args.warehouse, args.raw)
     try:
-        sinks_asked = CheckpointSinks(args.warehouse, args.raw)
         check_checkpoint_sinks(spark, args.checkpoint, sinks_asked)
-        clear_unfinished_tables(spark, hudi_table_paths(specs, sink))
-        plans = plan_tables(spark, specs, sink, args.tables)
-        check_index_layouts(spark, specs, sink)
-    except (SchemaChangeRefused, IndexLayoutRefused, CheckpointSinksRefused) as refused:
+    except CheckpointSinksRefused as refused:
         return _refuse(spark, stop, str(refused))
+    clear_unfinished_tables(spark, hudi_table_paths(specs, sink))
+    # Both checks before refusing: a user sees every change the tables cannot take at once.
+    refusals: list[str] = []
+    try:
+        plans = plan_tables(spark, specs, sink, args.tables)
+    except SchemaChangeRefused as refused:
+        refusals.append(str(refused))
+    try:
+        check_index_layouts(spark, specs, sink)
+    except IndexLayoutRefused as refused:
+        refusals.append(str(refused))
+    if refusals:
+        return _refuse(spark, stop, "\n".join(refusals))
     record_checkpoint_sinks(spark, args.checkpoint, sinks_asked)
     job_metrics = JobMetrics()
     job_metrics.declare(specs, sink_names(specs))
