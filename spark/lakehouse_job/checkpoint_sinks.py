@@ -14,6 +14,7 @@ be this run's: there is nothing else to go by).
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import asdict, dataclass
 from typing import Any, Final
@@ -21,6 +22,8 @@ from typing import Any, Final
 from pyspark.sql import SparkSession
 
 from lakehouse_job.schema_evolution import read_text
+
+log = logging.getLogger(__name__)
 
 SINKS_FILE: Final = "lakehouse-sinks.json"
 _SCHEME: Final = re.compile(r"^s3[an]?://")
@@ -90,9 +93,17 @@ def has_committed_batch(spark: SparkSession, checkpoint: str) -> bool:
 
 
 def recorded_sinks(spark: SparkSession, checkpoint: str) -> CheckpointSinks | None:
+    """The sinks the checkpoint records; None without a record, or with one that cannot be
+    read (a local file cut short by a crash), which the start then writes again."""
     path = f"{checkpoint.rstrip('/')}/{SINKS_FILE}"
     fs, file = _fs_path(spark, path)
-    return CheckpointSinks.from_json(read_text(spark, path)) if fs.exists(file) else None
+    if not fs.exists(file):
+        return None
+    try:
+        return CheckpointSinks.from_json(read_text(spark, path))
+    except (ValueError, KeyError, TypeError) as unreadable:
+        log.warning("%s cannot be read (%s): this start's sinks replace it", path, unreadable)
+        return None
 
 
 def check_checkpoint_sinks(spark: SparkSession, checkpoint: str, asked: CheckpointSinks) -> None:

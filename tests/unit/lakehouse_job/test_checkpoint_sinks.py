@@ -6,6 +6,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from lakehouse_job.checkpoint_sinks import (
+    SINKS_FILE,
     CheckpointSinks,
     CheckpointSinksRefused,
     check_checkpoint_sinks,
@@ -76,6 +77,17 @@ def test_a_committed_checkpoint_older_than_the_record_takes_this_runs_sinks(
     checkpoint = str(tmp_path / "checkpoint")
     (tmp_path / "checkpoint" / "commits").mkdir(parents=True)
     (tmp_path / "checkpoint" / "commits" / "3").write_text("v1\n{}")
+    check_checkpoint_sinks(spark, checkpoint, SINKS)
+    record_checkpoint_sinks(spark, checkpoint, SINKS)
+    assert recorded_sinks(spark, checkpoint) == SINKS
+
+
+def test_a_record_cut_short_is_written_again(spark: SparkSession, tmp_path: Path) -> None:
+    checkpoint = str(tmp_path / "checkpoint")
+    (tmp_path / "checkpoint" / "commits").mkdir(parents=True)
+    (tmp_path / "checkpoint" / "commits" / "0").write_text("v1\n{}")
+    (tmp_path / "checkpoint" / SINKS_FILE).write_text('{"warehouse": "s3a://la')
+    assert recorded_sinks(spark, checkpoint) is None
     check_checkpoint_sinks(spark, checkpoint, SINKS)
     record_checkpoint_sinks(spark, checkpoint, SINKS)
     assert recorded_sinks(spark, checkpoint) == SINKS
