@@ -17,16 +17,22 @@ import json
 import logging
 import re
 from dataclasses import asdict, dataclass
-from typing import Any, Final
+from typing import Final
 
 from pyspark.sql import SparkSession
 
 from lakehouse_job.schema_evolution import read_text
+from lakehouse_job.table_recovery import hadoop_path
 
 log = logging.getLogger(__name__)
 
 SINKS_FILE: Final = "lakehouse-sinks.json"
 _SCHEME: Final = re.compile(r"^s3[an]?://")
+
+
+def _normalized(url: str) -> str:
+    """s3://, s3a:// and s3n:// name one bucket; a trailing slash changes nothing."""
+    return _SCHEME.sub("s3://", url).rstrip("/")
 
 
 class CheckpointSinksRefused(RuntimeError):
@@ -39,10 +45,7 @@ class CheckpointSinks:
     raw: str
 
     def normalized(self) -> CheckpointSinks:
-        """s3://, s3a:// and s3n:// name one bucket; a trailing slash changes nothing."""
-        return CheckpointSinks(
-            *(_SCHEME.sub("s3://", url).rstrip("/") for url in (self.warehouse, self.raw))
-        )
+        return CheckpointSinks(_normalized(self.warehouse), _normalized(self.raw))
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -63,7 +66,7 @@ def refusal(checkpoint: str, recorded: CheckpointSinks, asked: CheckpointSinks) 
             ("--warehouse", recorded.warehouse, asked.warehouse),
             ("--raw", recorded.raw, asked.raw),
         )
-        if CheckpointSinks(old, "").normalized() != CheckpointSinks(new, "").normalized()
+        if _normalized(old) != _normalized(new)
     ]
     return (
         f"the checkpoint {checkpoint} has committed batches to other sinks "
@@ -76,17 +79,9 @@ def refusal(checkpoint: str, recorded: CheckpointSinks, asked: CheckpointSinks) 
 # --- the checkpoint's files (Spark's file system) ----------------------------------------
 
 
-def _fs_path(spark: SparkSession, path: str) -> tuple[Any, Any]:
-    """(Hadoop's FileSystem of `path`, its Path): py4j objects."""
-    jvm = spark.sparkContext._jvm
-    assert jvm is not None  # a live session has its gateway
-    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
-    return hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), hadoop_path
-
-
 def has_committed_batch(spark: SparkSession, checkpoint: str) -> bool:
     """Has a batch of this checkpoint been committed (a numbered file under commits/)?"""
-    fs, commits = _fs_path(spark, f"{checkpoint.rstrip('/')}/commits")
+    fs, commits = hadoop_path(spark, f"{checkpoint.rstrip('/')}/commits")
     if not fs.exists(commits):
         return False
     return any(str(s.getPath().getName()).isdigit() for s in fs.listStatus(commits))
@@ -96,7 +91,7 @@ def recorded_sinks(spark: SparkSession, checkpoint: str) -> CheckpointSinks | No
     """The sinks the checkpoint records; None without a record, or with one that cannot be
     read (a local file cut short by a crash), which the start then writes again."""
     path = f"{checkpoint.rstrip('/')}/{SINKS_FILE}"
-    fs, file = _fs_path(spark, path)
+    fs, file = hadoop_path(spark, path)
     if not fs.exists(file):
         return None
     try:
@@ -123,7 +118,7 @@ def record_checkpoint_sinks(spark: SparkSession, checkpoint: str, asked: Checkpo
         return
     if recorded is not None and has_committed_batch(spark, checkpoint):
         return  # check_checkpoint_sinks refused this start already
-    fs, file = _fs_path(spark, f"{checkpoint.rstrip('/')}/{SINKS_FILE}")
+    fs, file = hadoop_path(spark, f"{checkpoint.rstrip('/')}/{SINKS_FILE}")
     out = fs.create(file, True)
     try:
         out.write(bytearray(asked.to_json().encode()))

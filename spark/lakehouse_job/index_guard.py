@@ -29,17 +29,14 @@ from lakehouse_job.index_layout import (
 )
 from lakehouse_job.schema_evolution import read_text
 from lakehouse_job.sinks import quarantine_table_path
-from lakehouse_job.table_recovery import timeline_files
+from lakehouse_job.table_recovery import hadoop_path, timeline_files
 from lakehouse_tables.declarations import TableSpec
 from lakehouse_tables.schema_change import completed_instants
 
 
 def file_group_ids(spark: SparkSession, path: str) -> set[str]:
     """The file group ids of the table's data files, in every partition."""
-    jvm = spark.sparkContext._jvm
-    assert jvm is not None  # a live session has its gateway
-    root = jvm.org.apache.hadoop.fs.Path(path)
-    fs = root.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+    fs, root = hadoop_path(spark, path)
     ids = set()
     files = fs.listFiles(root, True)
     while files.hasNext():

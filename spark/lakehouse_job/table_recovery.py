@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable
+from typing import Any
 
 from pyspark.sql import SparkSession
 
@@ -33,12 +34,17 @@ def has_commit(timeline_files: Iterable[str]) -> bool:
     return any(_COMPLETED.match(name) for name in timeline_files)
 
 
-def timeline_files(spark: SparkSession, path: str) -> list[str] | None:
-    """The names in the table's `.hoodie` folder; None when there is no such folder."""
+def hadoop_path(spark: SparkSession, path: str) -> tuple[Any, Any]:
+    """(Hadoop's FileSystem of `path` with the job's settings, its Path): py4j objects."""
     jvm = spark.sparkContext._jvm
     assert jvm is not None  # a live session has its gateway
-    timeline = jvm.org.apache.hadoop.fs.Path(f"{path}/.hoodie")
-    fs = timeline.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+    found = jvm.org.apache.hadoop.fs.Path(path)
+    return found.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), found
+
+
+def timeline_files(spark: SparkSession, path: str) -> list[str] | None:
+    """The names in the table's `.hoodie` folder; None when there is no such folder."""
+    fs, timeline = hadoop_path(spark, f"{path}/.hoodie")
     if not fs.exists(timeline):
         return None
     return [status.getPath().getName() for status in fs.listStatus(timeline)]
