@@ -31,6 +31,8 @@ from lakehouse_job.job import EXIT_REFUSED_CONFIG, BatchWriter, build_parser
 from lakehouse_job.schema_evolution import plan_tables
 from lakehouse_job.sinks import raw_json_path
 from lakehouse_job.spark_schema import KINESIS_SCHEMA
+from lakehouse_job.table_config import TableConfigRefused
+from lakehouse_job.table_config_guard import check_table_configs
 from lakehouse_job.writer_lock import WriterLock, WriterLockError
 from lakehouse_tables import columns
 from lakehouse_tables.declarations import TableSpec, load_tables
@@ -140,10 +142,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             builder = builder.master(args.master)
         spark = builder.enableHiveSupport().getOrCreate()
         check_index_layouts(spark, {args.event_type: specs[args.event_type]}, sink)
+        check_table_configs(spark, {args.event_type: specs[args.event_type]}, sink)
         count = backfill(spark, specs[args.event_type], sink, args.arrived_from)
         log.info("backfill done: %d records of %s", count, args.event_type)
         return 0
-    except (SchemaChangeRefused, IndexLayoutRefused) as refused:
+    except (SchemaChangeRefused, IndexLayoutRefused, TableConfigRefused) as refused:
         log.error("%s", refused)
         return EXIT_REFUSED_CONFIG
     finally:

@@ -29,6 +29,7 @@ The choices, and why (figures: README "Performance", from `lakehouse bench`):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -85,6 +86,10 @@ class SinkSettings:
 
 def table_path(sink: SinkSettings, spec: TableSpec, table_type: TableType) -> str:
     return f"{sink.base_path.rstrip('/')}/{spec.table_name(table_type)}"
+
+
+def quarantine_table_path(sink: SinkSettings) -> str:
+    return f"{sink.base_path.rstrip('/')}/quarantine"
 
 
 def merge_options(spec: TableSpec) -> dict[str, str]:
@@ -296,3 +301,37 @@ def quarantine_options(sink: SinkSettings, sync: bool = True) -> dict[str, str]:
     }
     options.update(_from_the_sink(sink, "quarantine", columns.Q_DATE, sync))
     return with_layout(options)
+
+
+@dataclass(frozen=True)
+class WrittenTable:
+    """A Hudi table a run writes, with the options its writes use."""
+
+    name: str
+    path: str
+    record_key: str
+    options: dict[str, str]
+    spec: TableSpec | None  # None: the quarantine, the job's own table
+
+
+def written_tables(specs: Mapping[str, TableSpec], sink: SinkSettings) -> list[WrittenTable]:
+    """Every Hudi table a run writes: each declared table type, and the quarantine."""
+    tables = [
+        WrittenTable(
+            spec.table_name(t),
+            table_path(sink, spec, t),
+            spec.record_key,
+            hudi_options(spec, t, sink),
+            spec,
+        )
+        for spec in specs.values()
+        for t in spec.table_types
+    ]
+    quarantine = WrittenTable(
+        "quarantine",
+        quarantine_table_path(sink),
+        ",".join(QUARANTINE_KEY),
+        quarantine_options(sink),
+        None,
+    )
+    return [*tables, quarantine]

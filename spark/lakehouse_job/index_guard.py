@@ -8,14 +8,7 @@ from collections.abc import Mapping
 
 from pyspark.sql import SparkSession
 
-from lakehouse_job.hudi_options import (
-    MOR_BUCKETS,
-    QUARANTINE_KEY,
-    SinkSettings,
-    hudi_options,
-    quarantine_options,
-    table_path,
-)
+from lakehouse_job.hudi_options import MOR_BUCKETS, SinkSettings, written_tables
 from lakehouse_job.index_layout import (
     COMMITS_SEARCHED,
     IndexLayout,
@@ -28,7 +21,6 @@ from lakehouse_job.index_layout import (
     refusal_report,
 )
 from lakehouse_job.schema_evolution import read_text
-from lakehouse_job.sinks import quarantine_table_path
 from lakehouse_job.table_recovery import hadoop_path, timeline_files
 from lakehouse_tables.declarations import TableSpec
 from lakehouse_tables.schema_change import completed_instants
@@ -68,31 +60,13 @@ def check_index_layouts(
     spark: SparkSession, specs: Mapping[str, TableSpec], sink: SinkSettings
 ) -> None:
     """Raises IndexLayoutRefused, naming every table whose layout this run would break."""
-    tables = [
-        (
-            table_path(sink, spec, t),
-            spec.table_name(t),
-            spec.record_key,
-            hudi_options(spec, t, sink),
-        )
-        for spec in specs.values()
-        for t in spec.table_types
-    ]
-    tables.append(
-        (
-            quarantine_table_path(sink),
-            "quarantine",
-            ",".join(QUARANTINE_KEY),
-            quarantine_options(sink),
-        )
-    )
     reasons = []
-    for path, name, record_key, options in tables:
-        asked = asked_layout(options)
+    for table in written_tables(specs, sink):
+        asked = asked_layout(table.options)
         if not asked.is_bucket:
             continue  # a look-up index finds keys in any file group: nothing to read
-        stored = stored_layout(spark, path, record_key)
-        if stored is not None and (reason := refusal(name, stored[0], asked, stored[1])):
+        stored = stored_layout(spark, table.path, table.record_key)
+        if stored is not None and (reason := refusal(table.name, stored[0], asked, stored[1])):
             reasons.append(reason)
     if reasons:
         raise IndexLayoutRefused(refusal_report(reasons))

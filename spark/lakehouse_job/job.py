@@ -43,6 +43,7 @@ from lakehouse_job.hudi_options import (
     SinkSettings,
     compaction_options,
     table_path,
+    written_tables,
 )
 from lakehouse_job.index_guard import check_index_layouts
 from lakehouse_job.index_layout import IndexLayoutRefused
@@ -58,6 +59,8 @@ from lakehouse_job.query_views import QueryViews, query_objects, trino_executor
 from lakehouse_job.schema_evolution import plan_tables
 from lakehouse_job.source_streams import StreamListError, parse_stream_list
 from lakehouse_job.status import LagListener, StatusFile
+from lakehouse_job.table_config import TableConfigRefused
+from lakehouse_job.table_config_guard import check_table_configs
 from lakehouse_job.table_recovery import clear_unfinished_tables, has_commit, timeline_files
 from lakehouse_job.table_widening import apply_widenings
 from lakehouse_job.writer_lease import WriterLease, lease_location, s3_client_from_env
@@ -497,8 +500,7 @@ class BatchWriter:
 
 def hudi_table_paths(specs: Mapping[str, TableSpec], sink: SinkSettings) -> list[str]:
     """Every Hudi table the job writes: each declared table type, and the quarantine."""
-    paths = [table_path(sink, spec, t) for spec in specs.values() for t in spec.table_types]
-    return [*paths, sinks.quarantine_table_path(sink)]
+    return [table.path for table in written_tables(specs, sink)]
 
 
 def raw_copy_sink(spec: TableSpec) -> str:
@@ -653,6 +655,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         check_index_layouts(spark, specs, sink)
     except IndexLayoutRefused as refused:
+        refusals.append(str(refused))
+    try:
+        check_table_configs(spark, specs, sink)
+    except TableConfigRefused as refused:
         refusals.append(str(refused))
     if refusals:
         return _refuse(spark, stop, "\n".join(refusals))

@@ -16,6 +16,7 @@ from lakehouse_job.hudi_options import (
     SinkSettings,
     hudi_options,
     quarantine_options,
+    quarantine_table_path,
     table_path,
 )
 from lakehouse_tables import columns
@@ -58,10 +59,6 @@ def write_raw_json(rows: DataFrame, spec: TableSpec, sink: SinkSettings, batch_i
         .option("timestampFormat", "yyyy-MM-dd'T'HH:mm:ss.SSSXXX")
         .json(raw_batch_path(sink, spec, batch_id))
     )
-
-
-def quarantine_table_path(sink: SinkSettings) -> str:
-    return f"{sink.base_path.rstrip('/')}/quarantine"
 
 
 def with_quarantine_date(rows: DataFrame) -> DataFrame:

@@ -322,7 +322,8 @@ def parse_properties(text: str) -> dict[str, str]:
         line = line.strip()
         if line and not line.startswith(("#", "!")) and "=" in line:
             key, value = line.split("=", 1)
-            props[key.strip()] = value.strip()
+            # Java escapes ':', '=', '#', '!', spaces and backslashes when it writes them.
+            props[key.strip()] = re.sub(r"\\([:=#!\\ ])", r"\1", value.strip())
     return props
 
 

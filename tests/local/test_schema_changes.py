@@ -89,9 +89,14 @@ def test_a_column_added_mid_stream_and_changes_refused_before_writing(
     before = storage_state(run)
     columns_before = run.query("SHOW COLUMNS FROM hudi_orders_cow")
     # Refused in the same start: another bucket count for the Merge-on-Read table, whose
-    # stored keys it would hash to other file groups (each updated key then stored twice).
+    # stored keys it would hash to other file groups (each updated key then stored twice),
+    # and an ordering field other than the one Hudi created the tables with (Hudi fails the
+    # first write: the job was restarted into the same failure).
     eight = ("--hudi-option", "hoodie.bucket.index.num.buckets=8")
-    job = run.start_job("--available-now", "--tables", str(refused), "--trino-url", trino, *eight)
+    ordering = ("--hudi-option", "hoodie.datasource.write.precombine.field=updated_at")
+    job = run.start_job(
+        "--available-now", "--tables", str(refused), "--trino-url", trino, *eight, *ordering
+    )
     assert job.wait(600) == EXIT_REFUSED_CONFIG, tail(run.log)
     log = run.log.read_text(errors="replace")
     for needle in (
@@ -103,8 +108,12 @@ def test_a_column_added_mid_stream_and_changes_refused_before_writing(
         f"{refused}, entry 'orders', table hudi_orders_mor",
         "hudi_orders_mor: laid out as index=BUCKET engine=SIMPLE buckets=4 hash_field=order_id; "
         "this run asks for index=BUCKET engine=SIMPLE buckets=8",
+        "hudi_orders_cow: hoodie.datasource.write.precombine.field: 'updated_at', created "
+        "with 'order_ts' (stored as hoodie.table.precombine.field)",
     ):
         assert needle in log, f"{needle!r} not in the job's log:\n{tail(run.log)}"
+    # The declared key is the declarations' to report, not again as a Hudi setting.
+    assert "hoodie.datasource.write.recordkey.field" not in log, tail(run.log)
     assert storage_state(run) == before, "a refused start wrote to the tables or checkpoint"
     diff = ["schema", "diff", "--tables", str(refused), "--warehouse", run.warehouse]
     assert cli.main(diff) == EXIT_REFUSED_CONFIG  # `lakehouse schema diff` says so first

@@ -27,6 +27,7 @@ from lakehouse.config import Settings
 from lakehouse.services import CDC_SERVICE_BUILDERS
 from lakehouse.supervisor import ServiceError, Supervisor
 from lakehouse_tables.declarations import Tables, load_tables
+from tests.support.leftovers import owner_marks
 from tests.support.pipeline import Run, wait_for
 from tests.support.ports import free_port
 
@@ -131,6 +132,8 @@ def cdc_part(settings: Settings, logs: Path, debezium: bool = True) -> Iterator[
             state_dir=state,
             env={
                 **settings.env,
+                # PostgreSQL and the CDC service get an environment of their own.
+                **owner_marks(),
                 "CDC_POSTGRES": "local",
                 "CDC_PG_PORT": str(free_port()),
                 "CDC_HEALTH_PORT": str(free_port()),

@@ -29,6 +29,14 @@ SESSION_ENV: Final = "LAKEHOUSE_TEST_SESSION"
 E2E_TESTS: Final = "tests/local/"
 
 
+def owner_marks() -> dict[str, str]:
+    """The variables that tie a process to this session and the test that started it, for
+    processes started with an environment of their own (a service's, not os.environ's):
+    without them an interrupted session cannot find them, nor the CPU report charge them."""
+    names = (SESSION_ENV, "PYTEST_CURRENT_TEST")  # the second: set by pytest
+    return {name: os.environ[name] for name in names if name in os.environ}
+
+
 def started_by_tests(session: str) -> list[int]:
     """Live processes of `session` that an end-to-end test started (this one excluded)."""
     mark = f"{SESSION_ENV}={session}".encode()

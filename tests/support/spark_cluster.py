@@ -17,6 +17,7 @@ import pyspark
 
 from lakehouse import installers
 from lakehouse.job_launcher import QUICK_JIT
+from tests.support.leftovers import owner_marks
 from tests.support.ports import free_port
 
 SPARK_CLASS = Path(pyspark.__file__).parent / "bin" / "spark-class"
@@ -44,6 +45,7 @@ def spark_cluster(
     )
     env = {
         **host_env,
+        **owner_marks(),
         "JAVA_HOME": str(installers.spark_java_home()),
         "SPARK_LOCAL_IP": "127.0.0.1",
         "SPARK_WORKER_DIR": str(cluster.work_dir),

@@ -14,6 +14,7 @@ from lakehouse import installers
 from lakehouse.clients import Endpoints, trino_connection
 from lakehouse.config import SERVICES_DIR, Settings
 from lakehouse.job_launcher import QUICK_JIT
+from tests.support.leftovers import owner_marks
 from tests.support.ports import free_port
 
 
@@ -42,6 +43,7 @@ def trino_server(
     java_home = installers.trino_java_home(settings)
     env = {
         **host_env,
+        **owner_marks(),
         "JAVA_HOME": str(java_home),
         "PATH": f"{java_home / 'bin'}:/usr/bin:/bin",
         "TRINO_PORT": str(port),

@@ -63,6 +63,25 @@ def test_removing_them_kills_those_only(
     assert said == ["== killed 1 process the interrupted tests had started"]
 
 
+def test_a_process_with_an_environment_of_its_own_is_found_by_its_marks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A service a test starts (the CDC part's PostgreSQL) gets a built environment, not
+    os.environ: with `owner_marks()` in it, the session still finds it."""
+    monkeypatch.setenv(leftovers.SESSION_ENV, "s3")
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "tests/local/test_x.py::test_y (call)")
+    marked = subprocess.Popen(SLEEP, env={"PATH": os.environ["PATH"], **leftovers.owner_marks()})
+    bare = subprocess.Popen(SLEEP, env={"PATH": os.environ["PATH"]})
+    try:
+        found = leftovers.started_by_tests("s3")
+        assert marked.pid in found
+        assert bare.pid not in found
+    finally:
+        for process in (marked, bare):
+            process.kill()
+            process.wait()
+
+
 def test_an_interrupted_session_removes_its_leftovers(tmp_path: Path) -> None:
     """A test started a process, then Ctrl-C (KeyboardInterrupt): the session kills it."""
     pid_file = tmp_path / "pid"
