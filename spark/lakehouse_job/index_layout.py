@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Final
 
 LAYOUT_KEY: Final = "_lakehouse.index.layout"
+BUCKETS_OPTION: Final = "hoodie.bucket.index.num.buckets"
 # Hudi's defaults (0.15) for what a write leaves unset.
 DEFAULT_INDEX: Final = "SIMPLE"
 DEFAULT_BUCKET_ENGINE: Final = "SIMPLE"
@@ -82,12 +83,21 @@ def asked_layout(options: Mapping[str, str]) -> IndexLayout:
     return IndexLayout(
         "BUCKET",
         options.get("hoodie.index.bucket.engine", DEFAULT_BUCKET_ENGINE).upper(),
-        int(options.get("hoodie.bucket.index.num.buckets", DEFAULT_BUCKETS)),
+        _bucket_count(options.get(BUCKETS_OPTION, str(DEFAULT_BUCKETS))),
         options.get(
             "hoodie.bucket.index.hash.field",
             options.get("hoodie.datasource.write.recordkey.field", ""),
         ),
     )
+
+
+def _bucket_count(value: str) -> int:
+    if not value.strip().isdigit() or int(value) < 1:
+        raise IndexLayoutRefused(
+            f"{BUCKETS_OPTION}={value!r} is not a bucket count: give a whole number of 1 or "
+            "more (--hudi-option), or leave it out"
+        )
+    return int(value)
 
 
 def with_layout(options: dict[str, str]) -> dict[str, str]:

@@ -498,11 +498,6 @@ class BatchWriter:
                 out.write(line + "\n")
 
 
-def hudi_table_paths(specs: Mapping[str, TableSpec], sink: SinkSettings) -> list[str]:
-    """Every Hudi table the job writes: each declared table type, and the quarantine."""
-    return [table.path for table in written_tables(specs, sink)]
-
-
 def raw_copy_sink(spec: TableSpec) -> str:
     """The name of an entry's raw JSON write in a batch's timings and metrics."""
     return f"{spec.table}_json"
@@ -630,6 +625,10 @@ def run(args: argparse.Namespace) -> int:
         hudi_metrics=args.hudi_metrics,
         extra_options=tuple(args.hudi_option),
     )
+    try:  # every write's options, built before Spark starts: a bad --hudi-option is refused
+        tables = written_tables(specs, sink)
+    except IndexLayoutRefused as refused:
+        return _refuse(None, GracefulStop(), str(refused))
     # The JVM that build_session starts inherits SIGTERM as ignored, so a SIGTERM to the
     # whole process group (the supervisor, docker stop) reaches only this driver, which
     # then stops between micro-batches instead of the JVM dying in the middle of one.
@@ -645,7 +644,7 @@ def run(args: argparse.Namespace) -> int:
         check_checkpoint_sinks(spark, args.checkpoint, sinks_asked)
     except CheckpointSinksRefused as refused:
         return _refuse(spark, stop, str(refused))
-    clear_unfinished_tables(spark, hudi_table_paths(specs, sink))
+    clear_unfinished_tables(spark, [table.path for table in tables])
     # Both checks before refusing: a user sees every change the tables cannot take at once.
     refusals: list[str] = []
     try:

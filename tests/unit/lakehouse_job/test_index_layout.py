@@ -14,6 +14,7 @@ from lakehouse_job.hudi_options import (
 from lakehouse_job.index_layout import (
     LAYOUT_KEY,
     IndexLayout,
+    IndexLayoutRefused,
     asked_layout,
     file_id,
     inferred_layout,
@@ -106,3 +107,12 @@ def test_only_changes_that_would_move_stored_keys_are_refused(
 def test_a_refusal_says_when_the_layout_was_read_from_file_names() -> None:
     reason = refusal("t", FOUR, replace(FOUR, buckets=8), recorded=False)
     assert reason is not None and "read from its file names" in reason
+
+
+@pytest.mark.parametrize("count", ["eight", "", "0", "-4", "2.5"])
+def test_a_bucket_count_that_is_not_one_is_refused_naming_the_option(count: str) -> None:
+    """Refused before Spark starts (job.run builds every write's options first), where it
+    failed the start with Python's int() error."""
+    asked = replace(SINK, extra_options=(("hoodie.bucket.index.num.buckets", count),))
+    with pytest.raises(IndexLayoutRefused, match=r"hoodie.bucket.index.num.buckets=.* is not a"):
+        hudi_options(ORDERS, "MERGE_ON_READ", asked)
