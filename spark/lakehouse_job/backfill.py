@@ -24,7 +24,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-from lakehouse_job.hudi_options import SinkSettings
+from lakehouse_job.hudi_options import SinkSettings, written_tables
 from lakehouse_job.index_guard import check_index_layouts
 from lakehouse_job.index_layout import IndexLayoutRefused
 from lakehouse_job.job import EXIT_REFUSED_CONFIG, BatchWriter, build_parser
@@ -141,8 +141,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.master:
             builder = builder.master(args.master)
         spark = builder.enableHiveSupport().getOrCreate()
-        check_index_layouts(spark, {args.event_type: specs[args.event_type]}, sink)
-        check_table_configs(spark, {args.event_type: specs[args.event_type]}, sink)
+        tables = written_tables({args.event_type: specs[args.event_type]}, sink)
+        check_index_layouts(spark, tables)
+        check_table_configs(spark, tables)
         count = backfill(spark, specs[args.event_type], sink, args.arrived_from)
         log.info("backfill done: %d records of %s", count, args.event_type)
         return 0

@@ -4,11 +4,11 @@ move the keys a table holds stops the job (IndexLayoutRefused)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable
 
 from pyspark.sql import SparkSession
 
-from lakehouse_job.hudi_options import MOR_BUCKETS, SinkSettings, written_tables
+from lakehouse_job.hudi_options import MOR_BUCKETS, WrittenTable
 from lakehouse_job.index_layout import (
     COMMITS_SEARCHED,
     IndexLayout,
@@ -22,7 +22,6 @@ from lakehouse_job.index_layout import (
 )
 from lakehouse_job.schema_evolution import read_text
 from lakehouse_job.table_recovery import hadoop_path, timeline_files
-from lakehouse_tables.declarations import TableSpec
 from lakehouse_tables.schema_change import completed_instants
 
 
@@ -56,12 +55,10 @@ def stored_layout(
     return (inferred, False) if inferred is not None else None
 
 
-def check_index_layouts(
-    spark: SparkSession, specs: Mapping[str, TableSpec], sink: SinkSettings
-) -> None:
+def check_index_layouts(spark: SparkSession, tables: Iterable[WrittenTable]) -> None:
     """Raises IndexLayoutRefused, naming every table whose layout this run would break."""
     reasons = []
-    for table in written_tables(specs, sink):
+    for table in tables:
         asked = asked_layout(table.options)
         if not asked.is_bucket:
             continue  # a look-up index finds keys in any file group: nothing to read

@@ -652,11 +652,11 @@ def run(args: argparse.Namespace) -> int:
     except SchemaChangeRefused as refused:
         refusals.append(str(refused))
     try:
-        check_index_layouts(spark, specs, sink)
+        check_index_layouts(spark, tables)
     except IndexLayoutRefused as refused:
         refusals.append(str(refused))
     try:
-        check_table_configs(spark, specs, sink)
+        check_table_configs(spark, tables)
     except TableConfigRefused as refused:
         refusals.append(str(refused))
     if refusals:

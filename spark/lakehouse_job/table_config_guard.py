@@ -5,11 +5,11 @@ instead of failing every batch of a restarted job."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable
 
 from pyspark.sql import SparkSession
 
-from lakehouse_job.hudi_options import SinkSettings, WrittenTable, written_tables
+from lakehouse_job.hudi_options import WrittenTable
 from lakehouse_job.schema_evolution import read_text
 from lakehouse_job.table_config import (
     PRECOMBINE_OPTION,
@@ -21,7 +21,6 @@ from lakehouse_job.table_config import (
     refusal_report,
 )
 from lakehouse_job.table_recovery import hadoop_path
-from lakehouse_tables.declarations import TableSpec
 from lakehouse_tables.schema_change import parse_properties
 
 
@@ -43,13 +42,11 @@ def _declared(table: WrittenTable, conflict: Conflict) -> bool:
     return declared.get(conflict.option) == conflict.asked
 
 
-def check_table_configs(
-    spark: SparkSession, specs: Mapping[str, TableSpec], sink: SinkSettings
-) -> None:
+def check_table_configs(spark: SparkSession, tables: Iterable[WrittenTable]) -> None:
     """Raises TableConfigRefused, naming every existing table and each setting Hudi would
     refuse."""
     reasons = []
-    for table in written_tables(specs, sink):
+    for table in tables:
         stored = stored_properties(spark, table.path)
         if stored is None:
             continue
