@@ -8,10 +8,14 @@ precombine rules decide as they did the first time (an event never beats a later
 so a run changes only what the new declaration adds, and running it twice changes
 nothing more. The raw copy itself is not written again.
 
+With `--from-quarantine` the records come from the quarantine instead: those of the entry's
+event type, refused when they arrived (lakehouse_job.redrive).
+
 Launched by `lakehouse backfill` (which never imports this module). It takes the
 warehouse's writer lock like the streaming job: stop the job first.
 
     python -m lakehouse_job.backfill --event-type orders [--from 2026-11-20T00:00:00Z]
+    python -m lakehouse_job.backfill --event-type orders --from-quarantine
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
+from lakehouse_job import redrive
 from lakehouse_job.hudi_options import SinkSettings, written_tables
 from lakehouse_job.index_guard import check_index_layouts
 from lakehouse_job.index_layout import IndexLayoutRefused
@@ -72,6 +77,22 @@ def as_source_rows(raw: DataFrame, arrived_from: str | None, stream: str | None)
     ).select(*[F.col(f.name).cast(f.dataType) for f in KINESIS_SCHEMA.fields])
 
 
+def write_through_the_job(
+    spark: SparkSession, spec: TableSpec, sink: SinkSettings, rows: DataFrame
+) -> None:
+    """`rows` (the Kinesis source's shape) through the job's batch writer, into the entry's
+    Hudi tables (and the quarantine), not the raw copy."""
+    plans = plan_tables(spark, {spec.event_type: spec}, sink, "the tables file")
+    writer = BatchWriter(
+        {spec.event_type: spec},
+        sink,
+        metrics_file=None,
+        column_orders={name: plan.column_order for name, plan in plans.items()},
+        raw_copy=False,
+    )
+    writer(rows, batch_id=0)
+
+
 def backfill(
     spark: SparkSession, spec: TableSpec, sink: SinkSettings, arrived_from: str | None
 ) -> int:
@@ -88,18 +109,31 @@ def backfill(
         count = rows.count()
         log.info("backfill of %s: %d raw records from %s", spec.event_type, count, source)
         if count:
-            plans = plan_tables(spark, {spec.event_type: spec}, sink, "the tables file")
-            writer = BatchWriter(
-                {spec.event_type: spec},
-                sink,
-                metrics_file=None,
-                column_orders={name: plan.column_order for name, plan in plans.items()},
-                raw_copy=False,
-            )
-            writer(rows, batch_id=0)
+            write_through_the_job(spark, spec, sink, rows)
         return count
     finally:
         rows.unpersist()
+
+
+def redrive_quarantine(
+    spark: SparkSession, spec: TableSpec, sink: SinkSettings, arrived_from: str | None
+) -> tuple[int, int]:
+    """(quarantined records sent through the job's batch writer, those it accepted, which
+    left the quarantine)."""
+    found = redrive.quarantined(spark, sink, spec)
+    if found is None:
+        return 0, 0
+    if arrived_from:
+        found = found.where(F.col(columns.Q_ARRIVAL_TS) >= F.to_timestamp(F.lit(arrived_from)))
+    # Read once, before the writes change the quarantine they come from.
+    rows = redrive.as_source_rows(found, spec).localCheckpoint()
+    count = rows.count()
+    log.info("backfill of %s: %d quarantined records", spec.event_type, count)
+    if not count:
+        return 0, 0
+    write_through_the_job(spark, spec, sink, rows)
+    keys = redrive.accepted_keys(rows, {spec.event_type: spec})
+    return count, redrive.remove_from_quarantine(spark, sink, spec, keys)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -116,6 +150,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--from",
         dest="arrived_from",
         help="only records that arrived at or after this time (ISO 8601; default: all)",
+    )
+    parser.add_argument(
+        "--from-quarantine",
+        action="store_true",
+        help="send the entry's quarantined records through the job again instead of its raw "
+        "copy (lakehouse_job.redrive): those accepted now leave the quarantine",
     )
     args = parser.parse_args(argv)
     specs = load_tables(args.tables)
@@ -144,6 +184,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         tables = written_tables({args.event_type: specs[args.event_type]}, sink)
         check_index_layouts(spark, tables)
         check_table_configs(spark, tables)
+        if args.from_quarantine:
+            sent, accepted = redrive_quarantine(
+                spark, specs[args.event_type], sink, args.arrived_from
+            )
+            log.info(
+                "backfill done: %d quarantined records of %s, %d accepted (they left the "
+                "quarantine), %d still refused",
+                sent,
+                args.event_type,
+                accepted,
+                sent - accepted,
+            )
+            return 0
         count = backfill(spark, specs[args.event_type], sink, args.arrived_from)
         log.info("backfill done: %d records of %s", count, args.event_type)
         return 0

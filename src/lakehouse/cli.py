@@ -381,7 +381,8 @@ def _option_value(args: Sequence[str], option: str) -> str | None:
 
 
 def cmd_backfill(settings: Settings, args: argparse.Namespace) -> int:
-    """Re-read one entry's raw JSON copy into its Hudi tables (lakehouse_job.backfill)."""
+    """Re-read one entry's raw JSON copy, or its quarantined records, into its Hudi tables
+    (lakehouse_job.backfill)."""
     if stack.supervisor_for(settings).is_running(stack.JOB):
         _say("The streaming job is running: stop it first (a backfill writes the same tables),")
         _say("e.g. `lakehouse down` then `lakehouse up`, and start the job again after.")
@@ -389,6 +390,8 @@ def cmd_backfill(settings: Settings, args: argparse.Namespace) -> int:
     job_args = ["--event-type", args.table]
     if args.arrived_from:
         job_args.append(f"--from={args.arrived_from}")
+    if args.from_quarantine:
+        job_args.append("--from-quarantine")
     if args.tables:
         job_args += ["--tables", args.tables]
     command = job_launcher.job_command(job_args, module="lakehouse_job.backfill")
@@ -651,7 +654,7 @@ COMMANDS: dict[str, tuple[Callable[[Settings, argparse.Namespace], int], str]] =
     "notebook": (cmd_notebook, "JupyterLab on 127.0.0.1:8888 over notebooks/"),
     "compose": (cmd_compose, "the stack in containers: prepare | up | status | down"),
     "schema": (cmd_schema, "schema diff: what the job's next start changes in each table"),
-    "backfill": (cmd_backfill, "refill an entry's Hudi tables from its raw JSON copy"),
+    "backfill": (cmd_backfill, "refill an entry's Hudi tables from its raw copy or quarantine"),
     "submit": (cmd_submit, "the job on a Spark cluster: standalone, Kubernetes or EMR"),
     "cost": (cmd_cost, "monthly cost of this pipeline on AWS, from dated list prices"),
     "aws-trino-catalogs": (cmd_aws_trino_catalogs, "Trino's catalog files for the tables in Glue"),
@@ -723,6 +726,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     backfill.add_argument(
         "--tables", help="tables file (default: $LAKEHOUSE_TABLES, else packaged)"
+    )
+    backfill.add_argument(
+        "--from-quarantine",
+        action="store_true",
+        help="the entry's quarantined records instead of its raw copy: those the job accepts "
+        "now (a type declared or widened since) go to its tables and leave the quarantine",
     )
     submit = parsers["submit"]
     submit.add_argument(

@@ -75,7 +75,11 @@ def test_a_column_added_mid_stream_and_changes_refused_before_writing(
     trino = f"http://127.0.0.1:{run.settings.port('TRINO_PORT')}"
     args = ("--tables", str(tables), "--trino-url", trino)
     # o-010 and o-011 carry a field nobody has declared yet: kept in the raw copy only.
-    run.put([order(n, n, **({"coupon": "EARLY"} if n in (10, 11) else {})) for n in range(30)])
+    # o-050's qty is not a whole number, which a long cannot hold: quarantined.
+    run.put(
+        [order(n, n, **({"coupon": "EARLY"} if n in (10, 11) else {})) for n in range(30)]
+        + [order(50, 50, qty=2.5)]
+    )
     run.run_job("--available-now", *args)
 
     # Refused: a dropped column, a narrowed type, a decimal with fewer integer digits and
@@ -192,6 +196,22 @@ def test_a_column_added_mid_stream_and_changes_refused_before_writing(
     assert live_rows(run, f"FROM hudi.{db}.hudi_orders_cow {not_deleted}") == expected, "CoW"
     assert live_rows(run, "FROM orders") == expected, "live view after the backfill"
     assert len(run.raw_json_lines("hudi_orders")) == 40  # the raw copy is not written again
+
+    # From the quarantine: o-050, refused while qty was a long, is accepted now that it is a
+    # double, and leaves the quarantine.
+    quarantined = f"SELECT reason FROM hudi.{db}.quarantine WHERE event_type = 'orders'"
+    reasons = [r[0] for r in run.query(quarantined)]
+    assert len(reasons) == 1 and reasons[0].startswith("wrong type for qty"), reasons
+    redrive = job_command(
+        run.job_args("--event-type", "orders", "--from-quarantine", *args),
+        module="lakehouse_job.backfill",
+    )
+    done = subprocess.run(redrive, env=job_env(run.settings), capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "1 quarantined records of orders, 1 accepted" in done.stdout, done.stdout[-3000:]
+    expected["o-050"] = ("created", 50.0, None)
+    assert live_rows(run, f"FROM hudi.{db}.hudi_orders_cow {not_deleted}") == expected, "CoW"
+    assert run.query(quarantined) == []
 
 
 EVOLUTION_POINTS = (
