@@ -63,6 +63,8 @@ def test_records_quarantined_before_their_type_was_declared_are_accepted_under_t
     before = {name: spec for name, spec in TABLES.items() if name != "orders"}
     refused = quarantine_rows(classify(batch, before)).collect()
     assert [r[columns.Q_REASON].startswith("unknown event_type") for r in refused] == [True, True]
+    # Found again by their type (redrive.quarantined), though it was not declared.
+    assert {r[columns.Q_EVENT_TYPE] for r in refused} == {"orders"}
     keys = {(r[columns.Q_SHARD_ID], r[columns.Q_SEQUENCE_NUMBER]) for r in refused}
     assert keys == {("shard-1", "100"), ("shard-1", "200/3")}
 
