@@ -555,7 +555,7 @@ def cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_bench(settings: Settings, args: argparse.Namespace) -> int:
     """Throughput, freshness and cost of the job at fixed input rates; commit cost vs size."""
-    from lakehouse.bench.pipeline import parse_variant
+    from lakehouse.bench.pipeline import parse_variant, profile_settings
     from lakehouse.bench.run import BenchOptions, run_bench
 
     def ints(text: str) -> tuple[int, ...]:
@@ -566,6 +566,12 @@ def cmd_bench(settings: Settings, args: argparse.Namespace) -> int:
     except ValueError as error:
         _say(f"error: {error}")
         return 2
+    for name, _ in variants:
+        try:
+            profile_settings(settings, name, variants)  # a wrong setting, before any work
+        except ConfigError as error:
+            _say(f"error: --variant {name}: {error}")
+            return 2
     options = BenchOptions(
         rates=ints(args.rates),
         seconds=args.seconds,
@@ -840,7 +846,8 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
         metavar="NAME=JOB_OPTIONS",
         help="a profile of your own to compare, run interleaved after --profiles: the fast "
         "profile with these job options, e.g. --variant 'noreadahead=--kinesis-option "
-        "readAhead=false' (repeatable)",
+        "readAhead=false'; leading SETTING=VALUE words set versions.env or services/*.env for "
+        "its job, e.g. 'hudi102=HUDI_VERSION=1.0.2 ...' (repeatable)",
     )
     p.add_argument(
         "--drain-events",

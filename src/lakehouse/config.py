@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from lakehouse.clients import Endpoints
@@ -97,6 +97,20 @@ class Settings:
         raise ConfigError(
             f"setting {key} is not defined in versions.env or services/*.env "
             "(nor in the environment)"
+        )
+
+    def overridden(self, overrides: Mapping[str, str]) -> Settings:
+        """These settings with some values replaced, as the environment replaces them at
+        load_settings (e.g. HUDI_VERSION=1.0.2 for a benchmark variant)."""
+        unknown = sorted(set(overrides) - {*self.versions, *self.env})
+        if unknown:
+            raise ConfigError(
+                f"{', '.join(unknown)}: not a setting of versions.env or services/*.env"
+            )
+        return replace(
+            self,
+            versions={k: overrides.get(k, v) for k, v in self.versions.items()},
+            env={k: overrides.get(k, v) for k, v in self.env.items()},
         )
 
     def port(self, key: str) -> int:

@@ -40,6 +40,7 @@ from lakehouse.bench.pipeline import (
     job_profile_args,
     order_event,
     orders_only,
+    profile_settings,
 )
 from lakehouse.bootstrap import delete_stream, ensure_stream
 from lakehouse.clients import kinesis_client
@@ -275,7 +276,11 @@ def drain_once(
     started = time.time()
     with open(workdir / "job.log", "wb") as log:
         job = subprocess.Popen(
-            job_command(args), env=job_env(settings), stdout=log, stderr=log, start_new_session=True
+            job_command(args),
+            env=job_env(profile_settings(settings, profile, opts.variants)),
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
         )
     samples = [CpuSample(started, 0.0)]
     rss_peak = 0.0

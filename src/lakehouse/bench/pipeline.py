@@ -227,7 +227,9 @@ Variants = tuple[tuple[str, tuple[str, ...]], ...]  # (name, job options) of the
 
 def parse_variant(text: str) -> tuple[str, tuple[str, ...]]:
     """`NAME=JOB OPTIONS` (--variant): a profile of the user's, the fast profile with
-    those job options, to compare with the others in one interleaved run."""
+    those job options, to compare with the others in one interleaved run. Leading
+    `SETTING=VALUE` words replace a setting of versions.env or services/*.env for that
+    profile's job (e.g. `hudi102=HUDI_VERSION=1.0.2 --hudi-option ...`)."""
     name, sep, options = text.partition("=")
     if not sep or not re.fullmatch(r"[a-z0-9][a-z0-9-]*", name) or name in BENCH_PROFILES:
         raise ValueError(
@@ -238,10 +240,31 @@ def parse_variant(text: str) -> tuple[str, tuple[str, ...]]:
     return name, tuple(shlex.split(options))
 
 
+SETTING_WORD = re.compile(r"[A-Z][A-Z0-9_]*=")
+
+
+def _split_variant(words: tuple[str, ...]) -> tuple[dict[str, str], list[str]]:
+    """A variant's leading SETTING=VALUE words, and its job options after them."""
+    settings: dict[str, str] = {}
+    for at, word in enumerate(words):
+        if not SETTING_WORD.match(word):
+            return settings, list(words[at:])
+        key, _, value = word.partition("=")
+        settings[key] = value
+    return settings, []
+
+
+def profile_settings(settings: Settings, profile: str, variants: Variants = ()) -> Settings:
+    """The settings a profile's job is started with: a variant's SETTING=VALUE words over
+    the stack's (a ConfigError names one that is not a setting)."""
+    overrides, _ = _split_variant(dict(variants).get(profile, ()))
+    return settings.overridden(overrides) if overrides else settings
+
+
 def job_profile_args(profile: str, variants: Variants = ()) -> list[str]:
     found = dict(variants)
     if profile in found:
-        return ["--profile", "fast", *found[profile]]
+        return ["--profile", "fast", *_split_variant(found[profile])[1]]
     if profile == "hudi-sink":
         return ["--profile", "fast", "--writer", "hudi-streaming-sink"]
     if profile == "fast-nometrics":
@@ -283,7 +306,11 @@ def run_pipeline(settings: Settings, opts: PipelineOptions, say: Callable[[str],
     ]
     with open(workdir / "job.log", "wb") as log:
         job = subprocess.Popen(
-            job_command(args), env=job_env(settings), stdout=log, stderr=log, start_new_session=True
+            job_command(args),
+            env=job_env(profile_settings(settings, opts.profile, opts.variants)),
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
         )
     try:
         result = _measure(settings, opts, kinesis, stream, database, warehouse, job, metrics, say)

@@ -2,6 +2,7 @@
 profiles."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -13,7 +14,9 @@ from lakehouse.bench.pipeline import (
     order_event,
     parse_variant,
     pct,
+    profile_settings,
 )
+from lakehouse.config import ConfigError, Settings
 from lakehouse_job.hudi_options import PROFILES
 
 pytestmark = pytest.mark.unit
@@ -71,3 +74,19 @@ def test_a_variant_is_the_fast_profile_with_the_users_job_options() -> None:
     for wrong in ("no-equals-sign", "Fast=--x", "hudi-sink=--x", "=--x"):
         with pytest.raises(ValueError, match="NAME=JOB OPTIONS"):
             parse_variant(wrong)
+
+
+def test_a_variants_leading_settings_replace_the_stacks_for_its_job_only() -> None:
+    variant = parse_variant("hudi102=HUDI_VERSION=1.0.2 --hudi-option hoodie.x=1")
+    assert job_profile_args("hudi102", (variant,)) == [
+        "--profile",
+        "fast",
+        "--hudi-option",
+        "hoodie.x=1",
+    ]
+    settings = Settings({"HUDI_VERSION": "0.15.0"}, {"KINESIS_PORT": "4567"}, Path("c"), Path("s"))
+    assert profile_settings(settings, "hudi102", (variant,))["HUDI_VERSION"] == "1.0.2"
+    assert profile_settings(settings, "fast", (variant,)) is settings
+    wrong = parse_variant("typo=HUDI_VERSIO=1.0.2")
+    with pytest.raises(ConfigError, match="HUDI_VERSIO: not a setting of versions"):
+        profile_settings(settings, "typo", (wrong,))
