@@ -19,7 +19,13 @@ from pathlib import Path
 from lakehouse import stack
 from lakehouse.bench import JOB_RECORDS_PER_SHARD, leftovers, pipeline, procstats
 from lakehouse.bench.drain import DrainOptions, run_drain, spread
-from lakehouse.bench.pipeline import KINESIS_ENGINES, PipelineOptions, Variants, run_pipeline
+from lakehouse.bench.pipeline import (
+    KINESIS_ENGINES,
+    PipelineOptions,
+    Variants,
+    profile_settings,
+    run_pipeline,
+)
 from lakehouse.bench.plots import write_plots
 from lakehouse.bench.warmup import ensure_class_archive
 from lakehouse.config import REPO_ROOT, Settings
@@ -77,7 +83,9 @@ def run_bench(settings: Settings, opts: BenchOptions, say: Callable[[str], None]
         )
     summary: dict = {"options": _jsonable(asdict(opts)), "engine": engine}
     if opts.drain_events or opts.pipeline:
-        ensure_class_archive(settings, out, say)
+        # One per class path: a variant with another jar (HUDI_VERSION=...) has its own.
+        for name in opts.all_profiles:
+            ensure_class_archive(profile_settings(settings, name, opts.variants), out, say)
     if opts.s3_requests:
         from lakehouse.bench.s3_requests import measure
 

@@ -32,7 +32,7 @@ def ensure_class_archive(settings: Settings, out: Path, say: Callable[[str], Non
     say("  recording the job's class-data archive first (a short job; once per class path)")
     tag = uuid.uuid4().hex[:6]
     stream = f"warmup-{tag}"
-    workdir = out / "class-archive-warmup"
+    workdir = out / f"class-archive-warmup-{tag}"
     workdir.mkdir(parents=True, exist_ok=True)
     kinesis = kinesis_client(settings.endpoints)
     ensure_stream(kinesis, stream, shards=1)
