@@ -77,8 +77,10 @@ def remove_from_quarantine(
     gone = current.join(keys, KEY, "left_semi").select(*stored).localCheckpoint()
     count = gone.count()
     if count:
-        options = {**quarantine_options(sink, sync=False)}
-        options["hoodie.datasource.write.operation"] = "delete"
+        options = {
+            **quarantine_options(sink, sync=False),
+            "hoodie.datasource.write.operation": "delete",
+        }
         gone.write.format("hudi").options(**options).mode("append").save(
             quarantine_table_path(sink)
         )

@@ -47,6 +47,11 @@ def read_text(spark: SparkSession, path: str) -> str:
         stream.close()
 
 
+def read_properties(spark: SparkSession, path: str) -> dict[str, str]:
+    """The hoodie.properties of the table at `path` (which must have one)."""
+    return parse_properties(read_text(spark, f"{path.rstrip('/')}/.hoodie/hoodie.properties"))
+
+
 def read_stored(spark: SparkSession, path: str, name: str) -> StoredTable | None:
     """The table at `path` as stored, or None when it has no completed commit."""
     names = timeline_files(spark, path)
@@ -55,8 +60,7 @@ def read_stored(spark: SparkSession, path: str, name: str) -> StoredTable | None
     for instant in completed_instants(names):
         schema = commit_schema(read_text(spark, f"{path}/.hoodie/{instant}"))
         if schema is not None:
-            properties = parse_properties(read_text(spark, f"{path}/.hoodie/hoodie.properties"))
-            return stored_table(name, properties, schema)
+            return stored_table(name, read_properties(spark, path), schema)
     return None
 
 

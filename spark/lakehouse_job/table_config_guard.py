@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from pyspark.sql import SparkSession
 
 from lakehouse_job.hudi_options import WrittenTable
-from lakehouse_job.schema_evolution import read_text
+from lakehouse_job.schema_evolution import read_properties
 from lakehouse_job.table_config import (
     PRECOMBINE_OPTION,
     RECORD_KEY_OPTION,
@@ -21,16 +21,12 @@ from lakehouse_job.table_config import (
     refusal_report,
 )
 from lakehouse_job.table_recovery import hadoop_path
-from lakehouse_tables.schema_change import parse_properties
 
 
 def stored_properties(spark: SparkSession, path: str) -> dict[str, str] | None:
     """The table's hoodie.properties, or None when there is no table at `path`."""
-    properties = f"{path.rstrip('/')}/.hoodie/hoodie.properties"
-    fs, file = hadoop_path(spark, properties)
-    if not fs.exists(file):
-        return None
-    return parse_properties(read_text(spark, properties))
+    fs, file = hadoop_path(spark, f"{path.rstrip('/')}/.hoodie/hoodie.properties")
+    return read_properties(spark, path) if fs.exists(file) else None
 
 
 def _declared(table: WrittenTable, conflict: Conflict) -> bool:
