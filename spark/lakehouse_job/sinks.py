@@ -48,6 +48,10 @@ def raw_batch_path(sink: SinkSettings, spec: TableSpec, batch_id: int) -> str:
     return f"{raw_json_path(sink, spec)}/checkpoint={scope}/batch_id={batch_id}"
 
 
+# The raw copy's event times: ISO 8601 with milliseconds and the offset, as producers send them.
+RAW_TIMESTAMP_FORMAT = "yyyy-MM-dd'T'HH:mm:ss.SSSXXX"
+
+
 def write_raw_json(rows: DataFrame, spec: TableSpec, sink: SinkSettings, batch_id: int) -> None:
     """Every valid record of the batch as JSON lines (parse.raw_rows): the declared
     columns, the baseline the Hudi tables are compared with, its Kinesis shard and
@@ -56,7 +60,7 @@ def write_raw_json(rows: DataFrame, spec: TableSpec, sink: SinkSettings, batch_i
     (
         rows.write.mode("overwrite")
         .partitionBy(spec.partition_name)
-        .option("timestampFormat", "yyyy-MM-dd'T'HH:mm:ss.SSSXXX")
+        .option("timestampFormat", RAW_TIMESTAMP_FORMAT)
         .json(raw_batch_path(sink, spec, batch_id))
     )
 

@@ -822,7 +822,9 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
         "--profiles",
         default="fast,baseline",
         help="job profiles to compare: fast, baseline (table layouts), hudi-sink (Hudi's "
-        "streaming sink), fast-nometrics (fast without its Prometheus metrics and Hudi's)",
+        "streaming sink, the Hudi tables only), hudi-sink-all (Hudi's sink for the tables and "
+        "the quarantine, Spark's JSON file sink for the raw copy: every output the job "
+        "writes), fast-nometrics (fast without its Prometheus metrics and Hudi's)",
     )
     p.add_argument(
         "--warmup", type=float, default=60, help="seconds sent at the rate before measuring"

@@ -2,7 +2,8 @@
 
 A rate benchmark on a 2-core machine mostly measures contention: the producer, the
 probes and Trino take CPU the job then lacks. Here the stream is filled once, first
-(orders over `keys` order ids, as the rate benchmark sends them), then each profile
+(orders over `keys` order ids, as the rate benchmark sends them, and a share of invalid
+ones, so that every batch writes the quarantine too), then each profile
 drains it in turn with `--available-now`, from the stream's start, into tables of its
 own: the same records for every run, and no other work while it runs. Profiles are
 interleaved (A B A B ...) `repeat` times and each figure is reported as the median and
@@ -54,6 +55,7 @@ PUT_BATCH = 500  # PutRecords' maximum
 class DrainOptions:
     events: int = 1_200_000  # 15 batches of 80,000 from 4 shards at the default batch size
     keys: int = 50_000
+    invalid_share: float = 0.01  # of the events: orders whose amount is text (quarantined)
     shards: int = 4
     max_records_per_shard: int = JOB_RECORDS_PER_SHARD
     profiles: tuple[str, ...] = ("fast",)
@@ -64,10 +66,17 @@ class DrainOptions:
     keep_tables: bool = False  # True: leave each run's tables in the bucket and metastore
 
 
-def order_payloads(events: int, keys: int) -> list[bytes]:
-    """`events` orders over `keys` order ids: each id created once, then updated."""
+def order_payloads(events: int, keys: int, invalid_share: float = 0.0) -> list[bytes]:
+    """`events` orders over `keys` order ids: each id created once, then updated; one in
+    1/`invalid_share` carries its amount as text, which the job quarantines ("wrong type")."""
     now = iso(time.time())
-    payloads = [json.dumps(order_event(n, keys, now)).encode() for n in range(1, events + 1)]
+    every = invalid_every(invalid_share)
+    payloads = []
+    for n in range(1, events + 1):
+        event = order_event(n, keys, now)
+        if every and n % every == 0:
+            event["amount"] = f"{event['amount']} EUR"
+        payloads.append(json.dumps(event).encode())
     return payloads
 
 
@@ -93,6 +102,11 @@ def fill(client: Any, stream: str, payloads: Sequence[bytes], say: Callable[[str
         if (i // PUT_BATCH) % 40 == 39:
             say(f"    filled {i + len(chunk):,} of {len(payloads):,}")
     return len(payloads) / max(1e-9, time.monotonic() - started)
+
+
+def invalid_every(share: float) -> int:
+    """Every how many events one is invalid (0: none)."""
+    return round(1 / share) if share else 0
 
 
 @dataclass(frozen=True)
@@ -218,8 +232,12 @@ def run_drain(
     kinesis = kinesis_client(settings.endpoints)
     ensure_stream(kinesis, stream, shards=opts.shards)
     try:
-        say(f"  filling {stream}: {opts.events:,} orders over {opts.keys:,} keys")
-        fill_rate = fill(kinesis, stream, order_payloads(opts.events, opts.keys), say)
+        say(
+            f"  filling {stream}: {opts.events:,} orders over {opts.keys:,} keys, "
+            f"{opts.invalid_share:.1%} of them invalid"
+        )
+        payloads = order_payloads(opts.events, opts.keys, opts.invalid_share)
+        fill_rate = fill(kinesis, stream, payloads, say)
         say(f"    filled at {fill_rate:,.0f} events/s")
         runs = []
         for i in range(opts.repeat):
@@ -234,6 +252,7 @@ def run_drain(
         return {
             "events": opts.events,
             "keys": opts.keys,
+            "invalid_share": opts.invalid_share,
             "shards": opts.shards,
             "max_records_per_shard": opts.max_records_per_shard,
             "fill_events_per_s": round(fill_rate, 0),
@@ -311,6 +330,17 @@ def drain_once(
             f"the {profile} job read {run['events']:,} events of {opts.events:,}; "
             f"see {workdir}/job.log"
         )
+    # The job counts what it quarantined (Hudi's sink does not): all of the invalid ones.
+    if any("quarantined" in line for line in lines):
+        every = invalid_every(opts.invalid_share)
+        invalid = opts.events // every if every else 0
+        quarantined = sum(line.get("quarantined", 0) for line in lines)
+        if quarantined != invalid:
+            raise RuntimeError(
+                f"the {profile} job quarantined {quarantined:,} events of the {invalid:,} "
+                f"invalid ones; see {workdir}/job.log"
+            )
+        run["quarantined"] = quarantined
     return {
         "profile": profile,
         **run,

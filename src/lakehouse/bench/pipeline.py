@@ -216,10 +216,12 @@ def pct(values: list[float], q: float) -> float | None:
 
 
 # Benchmark profiles: the job's own profiles (its --profile choices, table layouts), and
-# ways of running the job on the fast layout: Hudi's streaming sink as the yardstick, and
+# ways of running the job on the fast layout: Hudi's streaming sink as the yardstick (the
+# Hudi tables only, or every output the job writes: lakehouse_job.hudi_streaming_sink), and
 # without its Prometheus metrics (what serving them costs).
 LAYOUT_PROFILES = ("fast", "baseline")
-BENCH_PROFILES = (*LAYOUT_PROFILES, "hudi-sink", "fast-nometrics")
+SINK_WRITERS = {"hudi-sink": "hudi-streaming-sink", "hudi-sink-all": "hudi-streaming-sink-all"}
+BENCH_PROFILES = (*LAYOUT_PROFILES, *SINK_WRITERS, "fast-nometrics")
 
 
 Variants = tuple[tuple[str, tuple[str, ...]], ...]  # (name, job options) of the user's profiles
@@ -265,8 +267,8 @@ def job_profile_args(profile: str, variants: Variants = ()) -> list[str]:
     found = dict(variants)
     if profile in found:
         return ["--profile", "fast", *_split_variant(found[profile])[1]]
-    if profile == "hudi-sink":
-        return ["--profile", "fast", "--writer", "hudi-streaming-sink"]
+    if profile in SINK_WRITERS:
+        return ["--profile", "fast", "--writer", SINK_WRITERS[profile]]
     if profile == "fast-nometrics":
         return ["--profile", "fast", "--metrics-port", "0", "--no-hudi-metrics"]
     if profile not in BENCH_PROFILES:

@@ -94,6 +94,15 @@ def test_the_orders_create_each_key_once_then_update_it() -> None:
     assert len({e["order_id"] for e in events}) == 3
 
 
+def test_one_order_in_a_hundred_carries_its_amount_as_text() -> None:
+    events = [json.loads(p) for p in order_payloads(300, keys=50, invalid_share=0.01)]
+    invalid = [n for n, e in enumerate(events, 1) if isinstance(e["amount"], str)]
+    assert invalid == [100, 200, 300]
+    assert events[99]["amount"] == "100.0 EUR"  # quarantined: "wrong type for amount"
+    valid = [json.loads(p) for p in order_payloads(300, keys=50)]
+    assert [e["order_id"] for e in valid] == [e["order_id"] for e in events]
+
+
 def test_the_run_ends_with_the_last_query_to_finish() -> None:
     samples = [CpuSample(0.0, 0.0), CpuSample(40.0, 40.0)]
     batches = [

@@ -43,6 +43,7 @@ def test_hudi_sink_profile_runs_the_job_with_hudis_streaming_sink() -> None:
         "--writer",
         "hudi-streaming-sink",
     ]
+    assert job_profile_args("hudi-sink-all")[-2:] == ["--writer", "hudi-streaming-sink-all"]
     with pytest.raises(ValueError, match="unknown benchmark profile"):
         job_profile_args("fastest")
 
