@@ -145,19 +145,36 @@ def warm_from(batches: Sequence[dict], share: float) -> int:
     return len(batches)
 
 
+def completed_batches(lines: Sequence[dict]) -> list[dict]:
+    """One line per micro-batch, done when every query of the writer has written it: the
+    job's own line and Spark's progress line, or each of Hudi's sink's queries (only one of
+    them counts records; reading the same stream with the same batch size, their batch ids
+    cover the same records). A line without a batch id is a batch of its own."""
+    found: dict[object, dict] = {}
+    for at, line in enumerate(lines):
+        key = line.get("batch_id", ("line", at))
+        started = line["finished_at"] - batch_seconds(line)
+        batch = found.setdefault(
+            key, {"records": 0, "started_at": started, "finished_at": line["finished_at"]}
+        )
+        batch["records"] += line["records"]
+        batch["started_at"] = min(batch["started_at"], started)
+        batch["finished_at"] = max(batch["finished_at"], line["finished_at"])
+    return list(found.values())
+
+
 def summarise_run(
-    batches: Sequence[dict], samples: Sequence[CpuSample], started: float, warm_share: float
+    lines: Sequence[dict], samples: Sequence[CpuSample], started: float, warm_share: float
 ) -> dict:
     """The figures of one drain from the job's metrics lines (records, seconds,
-    finished_at: BatchWriter's and Spark's progress) and its CPU samples."""
-    # The run ends with the last line of any query: Hudi's streaming sink counts records in
-    # its first table's query only, and another table's query may finish after it.
+    finished_at, batch_id: BatchWriter's and Spark's progress) and its CPU samples."""
+    batches = completed_batches(lines)
     last = max((b["finished_at"] for b in batches), default=0.0)
     batches = sorted((b for b in batches if b["records"]), key=lambda b: b["finished_at"])
     if not batches:
         raise RuntimeError("the job wrote no batch")
     events = sum(b["records"] for b in batches)
-    first_start = batches[0]["finished_at"] - batch_seconds(batches[0])
+    first_start = batches[0]["started_at"]
     startup_cpu = cpu_at(samples, first_start)
     figures: dict[str, Any] = {
         "events": events,
@@ -180,7 +197,9 @@ def summarise_run(
         jit = cpu_at(samples, last, jit=True) - cpu_at(samples, since, jit=True)
         figures["job_jit_share_warm"] = round(jit / cpu, 3) if cpu else 0.0
         figures["warm_batches"] = len(warm)
-        figures["warm_batch_seconds_median"] = statistics.median(batch_seconds(b) for b in warm)
+        figures["warm_batch_seconds_median"] = statistics.median(
+            b["finished_at"] - b["started_at"] for b in warm
+        )
     return figures
 
 

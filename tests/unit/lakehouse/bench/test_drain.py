@@ -111,3 +111,33 @@ def test_the_run_ends_with_the_last_query_to_finish() -> None:
     ]
     run = summarise_run(batches, samples, started=0.0, warm_share=0.0)
     assert run["events_per_s_whole_run"] == 5.0  # 100 events by the MoR query's end at 20 s
+
+
+def test_a_batch_is_done_when_every_query_has_written_it() -> None:
+    # Hudi's sink, two queries: CoW counts the records and runs ahead, MoR lags behind.
+    samples = [CpuSample(0.0, 0.0), CpuSample(100.0, 100.0)]
+
+    def progress(query: str, batch_id: int, records: int, finished_at: float) -> dict:
+        seconds = {f"{query}.triggerExecution": 5.0}
+        return {
+            "batch_id": batch_id,
+            "records": records,
+            "finished_at": finished_at,
+            "seconds": seconds,
+        }
+
+    lines = [
+        progress("cow", 0, 1000, 10.0),
+        progress("cow", 1, 1000, 15.0),
+        progress("mor", 0, 0, 20.0),
+        progress("cow", 2, 1000, 20.0),
+        progress("mor", 1, 0, 30.0),
+        progress("mor", 2, 0, 40.0),
+    ]
+    run = summarise_run(lines, samples, started=0.0, warm_share=0.5)
+    assert run["batches"] == 3
+    assert run["seconds_to_first_batch"] == 5.0  # the first query's start
+    # Warm: batch 2, from when both queries had written batch 1 (30 s) to the end (40 s),
+    # not from the counting query's own batch 1 (15 s).
+    assert run["events_per_s_warm"] == 100.0
+    assert run["warm_batch_seconds_median"] == 25.0  # batch 2 started at 15 s, done at 40 s

@@ -2,7 +2,7 @@
 
 import pytest
 
-from lakehouse.bench.run import rate_medians, ratios
+from lakehouse.bench.run import drain_lines, rate_medians, ratios
 
 pytestmark = pytest.mark.unit
 
@@ -56,3 +56,30 @@ def test_repeats_give_each_profile_and_rate_medians_and_ranges() -> None:
     assert medians["processed_per_s"] == {"median": 950, "min": 900, "max": 1000, "n": 3}
     assert medians["freshness.hudi_orders_cow.p95"]["median"] == 7
     assert len(ratios(runs)["lines"]) == 0  # no other profile
+
+
+def test_the_drain_lead_is_over_whole_runs_and_warm_only_between_single_query_writers() -> None:
+    def figures(warm: tuple[float, float], whole: tuple[float, float]) -> dict:
+        return {
+            "events_per_s_warm": {"median": sum(warm) / 2, "min": warm[0], "max": warm[1], "n": 2},
+            "events_per_s_whole_run": {
+                "median": sum(whole) / 2,
+                "min": whole[0],
+                "max": whole[1],
+                "n": 2,
+            },
+        }
+
+    lines = drain_lines(
+        {
+            "fast": figures((2900, 3100), (2400, 2600)),
+            "pw3": figures((2800, 3000), (2000, 2200)),
+            "hudi-sink-all": figures((3800, 4000), (1500, 1700)),
+        }
+    )
+    leads = [line.strip() for line in lines if " drains " in line]
+    assert leads == [
+        "fast drains 1.19x pw3's whole-run events/s (medians; ranges apart)",
+        "fast drains 1.56x hudi-sink-all's whole-run events/s (medians; ranges apart)",
+        "fast drains 1.03x pw3's warm events/s (medians; ranges overlap)",
+    ]
