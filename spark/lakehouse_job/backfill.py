@@ -132,6 +132,10 @@ def redrive_quarantine(
     if not count:
         return 0, 0
     write_through_the_job(spark, spec, sink, rows)
+    copied = redrive.copy_to_raw(spark, sink, spec, rows)
+    log.info(
+        "backfill of %s: %d accepted records added to the raw JSON copy", spec.event_type, copied
+    )
     keys = redrive.accepted_keys(rows, {spec.event_type: spec})
     return count, redrive.remove_from_quarantine(spark, sink, spec, keys)
 

@@ -57,11 +57,16 @@ def write_raw_json(rows: DataFrame, spec: TableSpec, sink: SinkSettings, batch_i
     columns, the baseline the Hudi tables are compared with, its Kinesis shard and
     sequence number, and the record's original text. One folder per batch, overwritten
     on replay, so never duplicated."""
+    write_raw_json_to(rows, spec, raw_batch_path(sink, spec, batch_id))
+
+
+def write_raw_json_to(rows: DataFrame, spec: TableSpec, path: str) -> None:
+    """parse.raw_rows as JSON lines into `path` (replaced), in the raw copy's layout."""
     (
         rows.write.mode("overwrite")
         .partitionBy(spec.partition_name)
         .option("timestampFormat", RAW_TIMESTAMP_FORMAT)
-        .json(raw_batch_path(sink, spec, batch_id))
+        .json(path)
     )
 
 

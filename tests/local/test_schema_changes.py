@@ -212,6 +212,11 @@ def test_a_column_added_mid_stream_and_changes_refused_before_writing(
     expected["o-050"] = ("created", 50.0, None)
     assert live_rows(run, f"FROM hudi.{db}.hudi_orders_cow {not_deleted}") == expected, "CoW"
     assert run.query(quarantined) == []
+    # And it joins the raw copy, so a backfill from it would bring o-050 back too.
+    assert "1 accepted records added to the raw JSON copy" in done.stdout
+    lines = run.raw_json_lines("hudi_orders")
+    assert len(lines) == 41 and sum('"o-050"' in line for line in lines) == 1
+    assert run.query("SELECT count(*) FROM orders_json", catalog="hive") == [[41]]
 
 
 EVOLUTION_POINTS = (
