@@ -67,7 +67,10 @@ def start_queries(
         if partition_by:
             writer = writer.partitionBy(*partition_by)
         queries.append(
-            writer.option("checkpointLocation", f"{checkpoint.rstrip('/')}/{name}")
+            # Hadoop reads a colon in a relative path segment as a URI scheme.
+            writer.option(
+                "checkpointLocation", f"{checkpoint.rstrip('/')}/{name.replace(':', '-')}"
+            )
             .queryName(name)
             .outputMode("append")
             .trigger(**trigger)
