@@ -192,9 +192,15 @@ def drain_lines(profiles: dict[str, dict]) -> list[str]:
                     continue
                 theirs = profiles[other][figure]
                 apart = first["min"] > theirs["max"] or first["max"] < theirs["min"]
+                ranges = "apart" if apart else "overlap"
+                spread = (
+                    f"medians; ranges {ranges}"
+                    if min(first["n"], theirs["n"]) > 1
+                    else "one run each"
+                )
                 lines.append(
                     f"  {names[0]} drains {first['median'] / theirs['median']:.2f}x {other}'s "
-                    f"{said} events/s (medians; ranges {'apart' if apart else 'overlap'})"
+                    f"{said} events/s ({spread})"
                 )
     return lines
 
