@@ -47,9 +47,14 @@ def read_text(spark: SparkSession, path: str) -> str:
         stream.close()
 
 
+def properties_path(path: str) -> str:
+    """The hoodie.properties file of the table at `path`."""
+    return f"{path.rstrip('/')}/.hoodie/hoodie.properties"
+
+
 def read_properties(spark: SparkSession, path: str) -> dict[str, str]:
     """The hoodie.properties of the table at `path` (which must have one)."""
-    return parse_properties(read_text(spark, f"{path.rstrip('/')}/.hoodie/hoodie.properties"))
+    return parse_properties(read_text(spark, properties_path(path)))
 
 
 def read_stored(spark: SparkSession, path: str, name: str) -> StoredTable | None:

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from pyspark.sql import SparkSession
 
 from lakehouse_job.hudi_options import WrittenTable
-from lakehouse_job.schema_evolution import read_properties
+from lakehouse_job.schema_evolution import properties_path, read_properties
 from lakehouse_job.table_config import (
     PRECOMBINE_OPTION,
     RECORD_KEY_OPTION,
@@ -25,7 +25,7 @@ from lakehouse_job.table_recovery import hadoop_path
 
 def stored_properties(spark: SparkSession, path: str) -> dict[str, str] | None:
     """The table's hoodie.properties, or None when there is no table at `path`."""
-    fs, file = hadoop_path(spark, f"{path.rstrip('/')}/.hoodie/hoodie.properties")
+    fs, file = hadoop_path(spark, properties_path(path))
     return read_properties(spark, path) if fs.exists(file) else None
 
 
