@@ -7,9 +7,10 @@ an older update of the same key in one batch resolve exactly as they would acros
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from lakehouse_job.plan_stages import per_session
 from lakehouse_tables import columns
 from lakehouse_tables.declarations import TableSpec
 
@@ -30,7 +31,14 @@ def dedupe(rows: DataFrame, spec: TableSpec) -> DataFrame:
     This keys on the record key alone, like a Hudi global index: two events of one key
     on different event days are one record, whichever partition it ends up in.
     """
-    payload = F.struct(*[F.col(name) for name in rows.columns])
+    key, winner = _dedupe_columns(spec, tuple(rows.columns))
+    return rows.groupBy(key).agg(winner).select(f"{_WINNER}.*")
+
+
+@per_session
+def _dedupe_columns(spec: TableSpec, names: tuple[str, ...]) -> tuple[Column, Column]:
+    """(the grouping key, the winning row) for rows with columns `names`."""
+    payload = F.struct(*[F.col(name) for name in names])
     # max_by: the row of the greatest ordering, without comparing the rows themselves
     # (max over a struct holding them failed on map columns, which have no order).
     # Precombine and key are never null in valid rows; positions never repeat.
@@ -41,8 +49,4 @@ def dedupe(rows: DataFrame, spec: TableSpec) -> DataFrame:
         F.col(columns.INGEST_SEQ).alias("seq"),
         F.col(columns.INGEST_SUBSEQ).alias("subseq"),
     )
-    return (
-        rows.groupBy(F.col(spec.record_key).alias("__key"))
-        .agg(F.max_by(payload, ordering).alias(_WINNER))
-        .select(f"{_WINNER}.*")
-    )
+    return F.col(spec.record_key).alias("__key"), F.max_by(payload, ordering).alias(_WINNER)

@@ -13,8 +13,13 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
 from lakehouse_job import debezium
+from lakehouse_job.plan_stages import Stage, apply, per_session
 from lakehouse_tables import rules
 from lakehouse_tables.declarations import TableSpec
+
+# The table declarations as a hashable key (event_type, spec) in declaration order, for
+# the stages built once per session (plan_stages.per_session).
+SpecItems = tuple[tuple[str, TableSpec], ...]
 
 # A classification check: (condition, reason). The first true condition names the reason.
 Check = tuple[Column, Column]
@@ -37,6 +42,11 @@ STREAM: Final = "__stream"
 # The entry a record's stream is declared for (tables.yaml `stream`), else null.
 ROUTE: Final = "__route"
 DEBEZIUM_ERROR: Final = "__debezium_error"
+# The columns before the Debezium stage, in order.
+_ROUTED_COLUMNS: Final = (
+    *(DATA, STREAM, SHARD, SEQ, SUBSEQ, AGGREGATE_ERROR, ARRIVAL, SIZE, UTF8),
+    *(PAYLOAD, TEXT, ROUTE),
+)
 
 CORRUPT: Final = "__corrupt_record"
 
@@ -75,44 +85,53 @@ def with_envelope(
     `format: debezium` entry's events are unwrapped here into flat records
     (lakehouse_job.debezium), its tombstones dropped.
     """
-    specs = specs or {}
+    return apply(batch, envelope_stages(max_record_bytes, tuple((specs or {}).items())))
+
+
+@per_session
+def envelope_stages(max_record_bytes: int, specs: SpecItems) -> tuple[Stage, ...]:
+    """with_envelope's stages (plan_stages: built once per session)."""
     data = F.col("data")
     decoded = F.decode(data, "UTF-8")
-    staged = batch.select(
-        data.alias(DATA),
-        F.col("stream").alias(STREAM),
-        F.col("shardId").alias(SHARD),
-        F.col("sequenceNumber").alias(SEQ),
-        F.col("subSequenceNumber").alias(SUBSEQ),
-        F.col("aggregateError").alias(AGGREGATE_ERROR),
-        F.col("approximateArrivalTimestamp").alias(ARRIVAL),
-        F.length(data).alias(SIZE),
-        (F.encode(decoded, "UTF-8") == data).alias(UTF8),
-    ).select(
-        "*",
+    source = Stage(
+        (
+            data.alias(DATA),
+            F.col("stream").alias(STREAM),
+            F.col("shardId").alias(SHARD),
+            F.col("sequenceNumber").alias(SEQ),
+            F.col("subSequenceNumber").alias(SUBSEQ),
+            F.col("aggregateError").alias(AGGREGATE_ERROR),
+            F.col("approximateArrivalTimestamp").alias(ARRIVAL),
+            F.length(data).alias(SIZE),
+            (F.encode(decoded, "UTF-8") == data).alias(UTF8),
+        )
+    )
+    payload = (
         F.when(F.col(UTF8), F.decode(F.col(DATA), "UTF-8"))
         .otherwise(F.base64(F.col(DATA)))
-        .alias(PAYLOAD),
+        .alias(PAYLOAD)
     )
     parseable = F.col(UTF8) & (F.col(SIZE) > 0) & (F.col(SIZE) <= max_record_bytes)
-    staged = staged.select(
-        "*", F.when(parseable, F.col(PAYLOAD)).alias(TEXT), _route(specs).alias(ROUTE)
-    )
-    staged = _unwrap_debezium(staged, specs)
+    routed = ("*", F.when(parseable, F.col(PAYLOAD)).alias(TEXT), _route(specs).alias(ROUTE))
     envelope = F.from_json(F.col(TEXT), _ENVELOPE_SCHEMA, JSON_OPTIONS)
     # Top-level field names, duplicates included (from_json keeps one value silently).
     # Staged, not inlined: the duplicate check reads it twice.
     keys = F.json_object_keys(F.col(TEXT))
     event_type = F.coalesce(F.col(ROUTE), F.col(f"{ENVELOPE}.event_type"))
-    return staged.select("*", envelope.alias(ENVELOPE), keys.alias(KEYS)).select(
-        "*", event_type.alias(EVENT_TYPE)
+    return (
+        source,
+        Stage(("*", payload)),
+        Stage(routed),
+        *_unwrap_debezium(specs),
+        Stage(("*", envelope.alias(ENVELOPE), keys.alias(KEYS))),
+        Stage(("*", event_type.alias(EVENT_TYPE))),
     )
 
 
-def _route(specs: Mapping[str, TableSpec]) -> Column:
+def _route(specs: SpecItems) -> Column:
     """The first entry (in declaration order) whose `stream` matches the record's."""
     route = F.lit(None).cast(StringType())
-    for name, spec in reversed(list(specs.items())):
+    for name, spec in reversed(specs):
         if spec.stream is not None:
             route = F.when(F.col(STREAM).rlike(_glob_regex(spec.stream)), F.lit(name)).otherwise(
                 route
@@ -126,22 +145,26 @@ def _glob_regex(pattern: str) -> str:
     return "^" + pattern.replace(".", "\\.").replace("?", ".").replace("*", ".*") + "$"
 
 
-def _unwrap_debezium(staged: DataFrame, specs: Mapping[str, TableSpec]) -> DataFrame:
+def _unwrap_debezium(specs: SpecItems) -> tuple[Stage, ...]:
     """Debezium entries' events as flat records in TEXT (their original stays in PAYLOAD),
     with DEBEZIUM_ERROR saying why an event is not a row change; tombstones dropped."""
-    names = [name for name, spec in specs.items() if spec.format == "debezium"]
+    names = [name for name, spec in specs if spec.format == "debezium"]
     if not names:
-        return staged.select("*", F.lit(None).cast(StringType()).alias(DEBEZIUM_ERROR))
+        return (Stage(("*", F.lit(None).cast(StringType()).alias(DEBEZIUM_ERROR))),)
     mine = F.coalesce(F.col(ROUTE).isin(*names), F.lit(False))
-    staged = staged.where(~(mine & debezium.is_tombstone(F.col(SIZE), F.col(TEXT))))
     text = F.col(TEXT)
     parsed = F.from_json(text, _ENVELOPE_SCHEMA, JSON_OPTIONS)
     not_json = parsed.isNull() | parsed[CORRUPT].isNotNull() | _trailing_data(text)
-    flat, error = debezium.unwrap(text, not_json, F.when(mine, F.col(ROUTE)), specs)
-    return staged.select(
-        *[F.col(c) for c in staged.columns if c != TEXT],
-        F.when(mine, flat).otherwise(text).alias(TEXT),
-        error.alias(DEBEZIUM_ERROR),
+    flat, error = debezium.unwrap(text, not_json, F.when(mine, F.col(ROUTE)), dict(specs))
+    return (
+        Stage(
+            (
+                *[F.col(c) for c in _ROUTED_COLUMNS if c != TEXT],
+                F.when(mine, flat).otherwise(text).alias(TEXT),
+                error.alias(DEBEZIUM_ERROR),
+            ),
+            where=~(mine & debezium.is_tombstone(F.col(SIZE), F.col(TEXT))),
+        ),
     )
 
 

@@ -25,6 +25,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from lakehouse_job import envelope
+from lakehouse_job.envelope import SpecItems
+from lakehouse_job.plan_stages import Stage, apply, per_session
 from lakehouse_job.validate import SpecColumns
 from lakehouse_tables import columns
 from lakehouse_tables.declarations import TableSpec
@@ -54,22 +56,28 @@ def classify(batch: DataFrame, specs: Mapping[str, TableSpec]) -> DataFrame:
     missing event time, invalid timestamp / wrong type per field in schema order, invalid
     op.
     """
-    global_max = max(spec.max_record_bytes for spec in specs.values())
-    staged = envelope.with_envelope(batch, global_max, specs)
-    per_spec = [SpecColumns(spec) for spec in specs.values()]
+    return apply(batch, classify_stages(tuple(specs.items())))
 
-    staged = staged.select("*", *[sc.parsed().alias(sc.fields_col) for sc in per_spec])
+
+@per_session
+def classify_stages(specs: SpecItems) -> tuple[Stage, ...]:
+    """classify's stages (plan_stages: built once per session)."""
+    global_max = max(spec.max_record_bytes for _, spec in specs)
+    per_spec = [SpecColumns(spec) for _, spec in specs]
     raws = [raw.alias(sc.raw_col) for sc in per_spec if (raw := sc.raw()) is not None]
     probes = [probe for sc in per_spec for probe in sc.probes()]
     lenient = [ts for sc in per_spec for ts in sc.lenient_timestamps()]
-    staged = staged.select("*", *raws, *probes, *lenient)
-    staged = staged.select("*", *[ts for sc in per_spec for ts in sc.parsed_timestamps()])
-
-    bound = [name for name, spec in specs.items() if spec.stream is not None]
-    checks = envelope.envelope_checks(list(specs), global_max, bound)
+    bound = [name for name, spec in specs if spec.stream is not None]
+    checks = envelope.envelope_checks([name for name, _ in specs], global_max, bound)
     for sc in per_spec:
         checks.extend(sc.checks(global_max))
-    return staged.select("*", _optimizer_barrier(_first_reason(checks)).alias(REASON))
+    return (
+        *envelope.envelope_stages(global_max, specs),
+        Stage(("*", *[sc.parsed().alias(sc.fields_col) for sc in per_spec])),
+        Stage(("*", *raws, *probes, *lenient)),
+        Stage(("*", *[ts for sc in per_spec for ts in sc.parsed_timestamps()])),
+        Stage(("*", _optimizer_barrier(_first_reason(checks)).alias(REASON))),
+    )
 
 
 def valid_rows(classified: DataFrame, spec: TableSpec) -> DataFrame:
@@ -77,25 +85,30 @@ def valid_rows(classified: DataFrame, spec: TableSpec) -> DataFrame:
 
     `spec` must be one of the specs `classified` was built with.
     """
-    return _valid(classified, spec)
+    return _valid_stage(spec, False)(classified)
 
 
 def raw_rows(classified: DataFrame, spec: TableSpec) -> DataFrame:
     """valid_rows plus each record's original text, for the raw copy: keyed by its Kinesis
     shard and sequence number, it keeps what the producer sent, not only what the job
     made of it (valid records are UTF-8 by rule, so the text is the bytes)."""
-    return _valid(classified, spec, F.col(envelope.PAYLOAD).alias(columns.RAW_PAYLOAD))
+    return _valid_stage(spec, True)(classified)
 
 
-def _valid(classified: DataFrame, spec: TableSpec, *extra: Column) -> DataFrame:
+@per_session
+def _valid_stage(spec: TableSpec, with_payload: bool) -> Stage:
     sc = SpecColumns(spec)
-    return classified.where(F.col(REASON).isNull() & sc.is_mine()).select(
-        *sc.output(),
-        F.col(envelope.SHARD).alias(columns.INGEST_SHARD),
-        F.col(envelope.SEQ).alias(columns.INGEST_SEQ),
-        F.col(envelope.SUBSEQ).alias(columns.INGEST_SUBSEQ),
-        F.col(envelope.ARRIVAL).alias(columns.ARRIVAL_TS),
-        *extra,
+    payload = [F.col(envelope.PAYLOAD).alias(columns.RAW_PAYLOAD)] if with_payload else []
+    return Stage(
+        (
+            *sc.output(),
+            F.col(envelope.SHARD).alias(columns.INGEST_SHARD),
+            F.col(envelope.SEQ).alias(columns.INGEST_SEQ),
+            F.col(envelope.SUBSEQ).alias(columns.INGEST_SUBSEQ),
+            F.col(envelope.ARRIVAL).alias(columns.ARRIVAL_TS),
+            *payload,
+        ),
+        where=F.col(REASON).isNull() & sc.is_mine(),
     )
 
 
@@ -106,14 +119,22 @@ def quarantine_rows(classified: DataFrame) -> DataFrame:
     bytes (the reason then says so), so the payload is kept exactly and the column stays
     valid UTF-8 for Parquet/Trino.
     """
-    return classified.where(F.col(REASON).isNotNull()).select(
-        F.col(envelope.PAYLOAD).alias(columns.Q_RAW_PAYLOAD),
-        F.col(REASON).alias(columns.Q_REASON),
-        F.col(envelope.EVENT_TYPE).alias(columns.Q_EVENT_TYPE),
-        F.col(envelope.SHARD).alias(columns.Q_SHARD_ID),
-        envelope.position().alias(columns.Q_SEQUENCE_NUMBER),
-        F.col(envelope.ARRIVAL).alias(columns.Q_ARRIVAL_TS),
-        F.current_timestamp().alias(columns.Q_QUARANTINED_AT),
+    return _quarantine_stage()(classified)
+
+
+@per_session
+def _quarantine_stage() -> Stage:
+    return Stage(
+        (
+            F.col(envelope.PAYLOAD).alias(columns.Q_RAW_PAYLOAD),
+            F.col(REASON).alias(columns.Q_REASON),
+            F.col(envelope.EVENT_TYPE).alias(columns.Q_EVENT_TYPE),
+            F.col(envelope.SHARD).alias(columns.Q_SHARD_ID),
+            envelope.position().alias(columns.Q_SEQUENCE_NUMBER),
+            F.col(envelope.ARRIVAL).alias(columns.Q_ARRIVAL_TS),
+            F.current_timestamp().alias(columns.Q_QUARANTINED_AT),
+        ),
+        where=F.col(REASON).isNotNull(),
     )
 
 

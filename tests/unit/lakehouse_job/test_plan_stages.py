@@ -1,0 +1,66 @@
+"""Column expressions built once per Spark session and reused by every batch
+(lakehouse_job.plan_stages)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pyspark import SparkContext
+from pyspark.sql import DataFrame, SparkSession
+
+from lakehouse_job import plan_stages
+from lakehouse_job.dedupe import dedupe
+from lakehouse_job.parse import classify_stages, split_batch
+from lakehouse_job.spark_schema import KINESIS_SCHEMA
+from lakehouse_tables.declarations import TABLES_YAML, load_tables
+
+pytestmark = pytest.mark.unit
+
+
+class Context:
+    """Stands for a SparkContext (weakly referenced, like one)."""
+
+
+def test_built_once_per_session_and_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[tuple[int, str]] = []
+
+    @plan_stages.per_session
+    def build(n: int, name: str) -> list[str]:
+        calls.append((n, name))
+        return [name] * n
+
+    first, second = Context(), Context()
+    monkeypatch.setattr(SparkContext, "_active_spark_context", first)
+    assert build(2, "a") is build(2, "a")
+    build(3, "a")
+    monkeypatch.setattr(SparkContext, "_active_spark_context", second)
+    build(2, "a")  # a new session's JVM: built again
+    assert calls == [(2, "a"), (3, "a"), (2, "a")]
+
+
+def batch(spark: SparkSession, sequence: int, order_id: str, amount: object) -> DataFrame:
+    event = {
+        "event_type": "orders",
+        "order_id": order_id,
+        "order_ts": "2026-11-29T10:00:00.000Z",
+        "amount": amount,
+    }
+    data = bytearray(json.dumps(event).encode())
+    row = (data, "events", order_id, "shardId-0", str(sequence), None, None, None)
+    return spark.createDataFrame([row], KINESIS_SCHEMA)
+
+
+def test_the_same_stages_split_each_batch_by_its_own_records(spark: SparkSession) -> None:
+    specs = load_tables(TABLES_YAML)
+    first = split_batch(batch(spark, 1, "o-1", 1.5), specs)
+    second = split_batch(batch(spark, 2, "o-2", "text"), specs)
+    assert classify_stages(tuple(specs.items())) is classify_stages(tuple(specs.items()))
+    orders = specs["orders"]
+    assert [r.order_id for r in dedupe(first.valid["orders"], orders).collect()] == ["o-1"]
+    assert first.quarantine.count() == 0
+    assert second.valid["orders"].count() == 0
+    (rejected,) = second.quarantine.collect()
+    assert rejected.sequence_number == "2" and "wrong type for amount" in rejected.reason
+    # The first batch's frames still read their own records.
+    assert [r.order_id for r in first.valid["orders"].collect()] == ["o-1"]
