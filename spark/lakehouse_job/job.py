@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQueryListener
 
@@ -54,6 +54,7 @@ from lakehouse_job.metrics import (
     quarantine_kind,
 )
 from lakehouse_job.parse import REASON, split_batch
+from lakehouse_job.plan_stages import per_session
 from lakehouse_job.progress import ProgressLog
 from lakehouse_job.query_views import QueryViews, query_objects, trino_executor
 from lakehouse_job.schema_evolution import plan_tables
@@ -437,18 +438,8 @@ class BatchWriter:
         metrics' arrivals, shards and quarantine kinds (a batch spans a few seconds of
         arrivals, a few shards and few distinct reasons, so the grouping keys add groups,
         not passes)."""
-        arrival = F.col(envelope.ARRIVAL).cast("double")
-        rows = (
-            classified.groupBy(
-                F.col(envelope.EVENT_TYPE),
-                F.col(REASON),
-                F.floor(arrival).alias("second"),
-                F.col(envelope.STREAM),
-                F.col(envelope.SHARD),
-            )
-            .agg(F.count(F.lit(1)), F.min(arrival))
-            .collect()
-        )
+        keys, counts = _count_columns()
+        rows = classified.groupBy(*keys).agg(*counts).collect()
         by_type: dict[tuple[str | None, bool], int] = {}
         arrivals: dict[str, int] = {}
         for event_type, reason, second, stream, shard, n, oldest in rows:
@@ -498,6 +489,20 @@ class BatchWriter:
         if self.metrics_file:
             with self.metrics_file.open("a") as out:
                 out.write(line + "\n")
+
+
+@per_session
+def _count_columns() -> tuple[tuple[Column, ...], tuple[Column, ...]]:
+    """BatchWriter._count's grouping keys and aggregates (plan_stages: built once)."""
+    arrival = F.col(envelope.ARRIVAL).cast("double")
+    keys = (
+        F.col(envelope.EVENT_TYPE),
+        F.col(REASON),
+        F.floor(arrival).alias("second"),
+        F.col(envelope.STREAM),
+        F.col(envelope.SHARD),
+    )
+    return keys, (F.count(F.lit(1)), F.min(arrival))
 
 
 def raw_copy_sink(spec: TableSpec) -> str:

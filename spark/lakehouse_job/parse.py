@@ -18,7 +18,7 @@ timestamps are shown and written in the session zone everywhere else.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame
@@ -43,6 +43,29 @@ class SplitBatch:
     valid: Mapping[str, DataFrame]  # event_type -> rows, in tables.yaml order
     raw: Mapping[str, DataFrame]  # event_type -> valid rows with their original payload
     quarantine: DataFrame
+
+
+class _Outputs(Mapping[str, DataFrame]):
+    """event_type -> an output frame, planned when first asked for: a batch that holds one
+    of the declared types has the others' plans analysed for nothing otherwise."""
+
+    def __init__(self, event_types: Iterable[str], plan: Callable[[str], DataFrame]) -> None:
+        self._event_types = list(event_types)
+        self._plan = plan
+        self._planned: dict[str, DataFrame] = {}
+
+    def __getitem__(self, event_type: str) -> DataFrame:
+        if event_type not in self._event_types:
+            raise KeyError(event_type)
+        if event_type not in self._planned:
+            self._planned[event_type] = self._plan(event_type)
+        return self._planned[event_type]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._event_types)
+
+    def __len__(self) -> int:
+        return len(self._event_types)
 
 
 def classify(batch: DataFrame, specs: Mapping[str, TableSpec]) -> DataFrame:
@@ -143,8 +166,8 @@ def split_batch(batch: DataFrame, specs: Mapping[str, TableSpec]) -> SplitBatch:
     classified = classify(batch, specs)
     return SplitBatch(
         classified=classified,
-        valid={name: valid_rows(classified, spec) for name, spec in specs.items()},
-        raw={name: raw_rows(classified, spec) for name, spec in specs.items()},
+        valid=_Outputs(specs, lambda name: valid_rows(classified, specs[name])),
+        raw=_Outputs(specs, lambda name: raw_rows(classified, specs[name])),
         quarantine=quarantine_rows(classified),
     )
 

@@ -18,7 +18,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import TimestampType
 
-from lakehouse_job.parse import split_batch
+from lakehouse_job.parse import _Outputs, split_batch
 from lakehouse_job.spark_schema import KINESIS_SCHEMA, QUARANTINE_SCHEMA, valid_row_type
 from lakehouse_tables import columns
 from lakehouse_tables.declarations import TABLES_YAML, TableSpec, load_tables, parse_tables
@@ -520,3 +520,18 @@ def test_each_timestamp_field_is_parsed_once_per_record(
     finally:
         split.classified.unpersist()
         spark.conf.unset("spark.sql.debug.maxToStringFields")
+
+
+def test_an_event_types_outputs_are_planned_when_first_asked_for() -> None:
+    planned: list[str] = []
+
+    def plan(event_type: str) -> Any:
+        planned.append(event_type)
+        return f"frame of {event_type}"
+
+    outputs = _Outputs(["orders", "ticks"], plan)
+    assert list(outputs) == ["orders", "ticks"] and len(outputs) == 2 and planned == []
+    assert outputs["ticks"] == outputs["ticks"] == "frame of ticks"
+    assert planned == ["ticks"]
+    with pytest.raises(KeyError):
+        outputs["clicks"]
