@@ -26,7 +26,8 @@ from pyspark.sql import Column, DataFrame
 R = TypeVar("R")
 
 
-@dataclass(frozen=True)
+# eq=False: comparing Columns builds an expression instead of answering.
+@dataclass(frozen=True, eq=False)
 class Stage:
     """One step of a frame's transformation: an optional filter, then a projection."""
 
