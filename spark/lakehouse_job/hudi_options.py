@@ -58,6 +58,19 @@ SHARED_WITH_COMPACTOR = {
 }
 
 
+# Per-commit fixed costs dominate small streaming batches; these cut them: the metadata
+# table doubles every commit's work (Trino 476 lists files itself); every write's rows
+# are already unique by key (lakehouse_job.dedupe; the quarantine's keys are Kinesis
+# positions); an embedded timeline server is started and stopped for every write.
+FEWER_FIXED_COSTS: Final = {
+    "hoodie.metadata.enable": "false",
+    "hoodie.combine.before.upsert": "false",
+    "hoodie.embed.timeline.server": "false",
+    "hoodie.write.markers.type": "DIRECT",
+    "hoodie.datasource.write.reconcile.schema": "false",
+}
+
+
 @dataclass(frozen=True)
 class SinkSettings:
     """What the job is told about where and how to write."""
@@ -140,15 +153,7 @@ def hudi_options(
         "hoodie.cleaner.commits.retained": "20",
         "hoodie.keep.min.commits": "30",
         "hoodie.keep.max.commits": "40",
-        # Per-commit fixed costs dominate small streaming batches; these cut them:
-        # the metadata table doubles every commit's work (Trino 476 lists files itself);
-        # the batch is already deduplicated (lakehouse_job.dedupe); an embedded timeline
-        # server is started and stopped for every write.
-        "hoodie.metadata.enable": "false",
-        "hoodie.combine.before.upsert": "false",
-        "hoodie.embed.timeline.server": "false",
-        "hoodie.write.markers.type": "DIRECT",
-        "hoodie.datasource.write.reconcile.schema": "false",
+        **FEWER_FIXED_COSTS,
     }
     profile = sink.profile
     if is_partitioned(profile):
@@ -299,6 +304,11 @@ def quarantine_options(sink: SinkSettings, sync: bool = True) -> dict[str, str]:
         "hoodie.insert.shuffle.parallelism": parallelism,
         "hoodie.metadata.enable": "false",
     }
+    if sink.profile != "baseline":
+        # Measured on a quarantine of 2,400 rows taking 40 a commit, interleaved with the
+        # baseline's options: 1.32 s instead of 1.66, 1.67 CPU-s instead of 2.13 (medians).
+        options.update(FEWER_FIXED_COSTS)
+        options["hoodie.clean.max.commits"] = "10"
     options.update(_from_the_sink(sink, "quarantine", columns.Q_DATE, sync))
     return with_layout(options)
 

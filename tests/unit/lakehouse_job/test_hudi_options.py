@@ -5,6 +5,7 @@ from dataclasses import replace
 import pytest
 
 from lakehouse_job.hudi_options import (
+    FEWER_FIXED_COSTS,
     SHARED_WITH_COMPACTOR,
     SinkSettings,
     compaction_options,
@@ -120,6 +121,15 @@ def test_quarantine_is_keyed_by_kinesis_position() -> None:
     options = quarantine_options(SINK)
     assert options["hoodie.datasource.write.recordkey.field"] == "shard_id,sequence_number"
     assert options["hoodie.table.name"] == "quarantine"
+
+
+def test_the_quarantine_skips_the_per_commit_work_the_tables_skip_except_in_the_baseline() -> None:
+    fast = quarantine_options(SINK)
+    assert FEWER_FIXED_COSTS.items() <= fast.items()
+    assert FEWER_FIXED_COSTS.items() <= hudi_options(ORDERS, "COPY_ON_WRITE", SINK).items()
+    baseline = quarantine_options(replace(SINK, profile="baseline"))
+    assert baseline["hoodie.metadata.enable"] == "false"
+    assert "hoodie.embed.timeline.server" not in baseline
 
 
 def test_glue_catalog_syncs_through_hudis_glue_tool_with_the_same_table_settings() -> None:
