@@ -36,6 +36,7 @@ from lakehouse_job.checkpoint_sinks import (
 from lakehouse_job.compaction import CompactionRunner
 from lakehouse_job.crash_points import CrashPoints
 from lakehouse_job.dedupe import dedupe
+from lakehouse_job.hadoop_conf import YarnDefaults
 from lakehouse_job.hudi_metrics import HudiReports, Reports
 from lakehouse_job.hudi_options import (
     CATALOGS,
@@ -322,8 +323,10 @@ class BatchWriter:
         raw_copy: bool = True,
         job_metrics: JobMetrics | None = None,
         hudi_reports: Reports | None = None,
+        before_batch: Callable[[], object] | None = None,
     ) -> None:
         self.specs = specs
+        self.before_batch = before_batch
         self.job_metrics = job_metrics
         self.hudi_reports = hudi_reports
         self.raw_copy = raw_copy  # False: a backfill re-reads the raw copy, never rewrites it
@@ -343,6 +346,8 @@ class BatchWriter:
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         started = time.monotonic()
+        if self.before_batch:
+            self.before_batch()
         metrics = BatchMetrics(batch_id)
         split = split_batch(batch, self.specs)
         classified = split.classified.persist()
@@ -641,6 +646,8 @@ def run(args: argparse.Namespace) -> int:
     # then stops between micro-batches instead of the JVM dying in the middle of one.
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     spark = build_session(args)
+    yarn_defaults = YarnDefaults(spark)
+    yarn_defaults.drop()
     crash = CrashPoints.from_env()
     crash.attach(spark)
     stop = GracefulStop()
@@ -682,6 +689,7 @@ def run(args: argparse.Namespace) -> int:
         column_orders={name: plan.column_order for name, plan in plans.items()},
         job_metrics=job_metrics,
         hudi_reports=HudiReports(spark._jvm) if sink.hudi_metrics else None,
+        before_batch=yarn_defaults.drop,
     )
     # Tables an earlier run wrote are compacted from the start: a plan it left, or the final
     # compaction, must not wait for this run to bring new rows to the table.
