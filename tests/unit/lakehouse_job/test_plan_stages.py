@@ -11,7 +11,7 @@ from lakehouse_job import plan_stages
 from lakehouse_job.dedupe import dedupe
 from lakehouse_job.parse import classify_stages, split_batch
 from lakehouse_tables.declarations import TABLES_YAML, load_tables
-from tests.unit.lakehouse_job.test_parse import kinesis_rows
+from tests.unit.lakehouse_job.test_parse import kinesis_rows, order
 
 pytestmark = pytest.mark.unit
 
@@ -37,19 +37,10 @@ def test_built_once_per_session_and_arguments(monkeypatch: pytest.MonkeyPatch) -
     assert calls == [(2, "a"), (3, "a"), (2, "a")]
 
 
-def order(order_id: str, amount: object) -> dict[str, object]:
-    return {
-        "event_type": "orders",
-        "order_id": order_id,
-        "order_ts": "2026-11-29T10:00:00.000Z",
-        "amount": amount,
-    }
-
-
 def test_the_same_stages_split_each_batch_by_its_own_records(spark: SparkSession) -> None:
     specs = load_tables(TABLES_YAML)
-    first = split_batch(kinesis_rows(spark, {1: order("o-1", 1.5)}), specs)
-    second = split_batch(kinesis_rows(spark, {2: order("o-2", "text")}), specs)
+    first = split_batch(kinesis_rows(spark, {1: order(1, amount=1.5)}), specs)
+    second = split_batch(kinesis_rows(spark, {2: order(2, amount="text")}), specs)
     assert classify_stages(tuple(specs.items())) is classify_stages(tuple(specs.items()))
     orders = specs["orders"]
     assert [r.order_id for r in dedupe(first.valid["orders"], orders).collect()] == ["o-1"]
