@@ -4,6 +4,8 @@ log merging, before any compaction), time travel, and incremental reads."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -12,7 +14,7 @@ import pytest
 from hudi import HudiQueryType, HudiReadOptions
 
 from lakehouse.clients import hudi_rs_table
-from tests.support.pipeline import Run, iso_ms
+from tests.support.pipeline import Run, iso_ms, tail, wait_for
 
 # One worker runs this module's tests, which share its module-scoped fixtures
 # (tests/support/xdist_modules.py).
@@ -66,15 +68,24 @@ def latest_instant(hudi_table) -> str:
 
 @pytest.fixture(scope="module")
 def two_phases(stack, tmp_path_factory) -> tuple[Run, dict[str, str]]:
+    """Phase 1's commits, then phase 2's, by one running job (one JVM start, not two); the
+    latest instants after phase 1 are the time-travel and incremental reads' start."""
     run = Run.new(stack.settings, Path(tmp_path_factory.mktemp("hudi_rs")))
     run.create_stream(shards=2)
     run.put(PHASE_1)
-    run.run_job("--available-now")
-    after_phase_1 = {
-        name: latest_instant(table(run, name)) for name in ("hudi_orders_cow", "hudi_orders_mor")
-    }
-    run.put(PHASE_2, start=len(PHASE_1))
-    run.run_job("--available-now")
+    job = run.start_job("--trigger-seconds", "1")
+    try:
+        wait_for(run.caught_up, 300, f"the job to commit phase 1:\n{tail(run.log)}")
+        after_phase_1 = {
+            name: latest_instant(table(run, name))
+            for name in ("hudi_orders_cow", "hudi_orders_mor")
+        }
+        run.put(PHASE_2, start=len(PHASE_1))
+        wait_for(run.caught_up, 300, f"the job to commit phase 2:\n{tail(run.log)}")
+    finally:
+        os.killpg(job.pid, signal.SIGTERM)  # stops it between batches
+        code = job.wait(180)
+    assert code == 0, f"the job exited {code} on SIGTERM:\n{tail(run.log)}"
     return run, after_phase_1
 
 
