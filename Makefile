@@ -119,10 +119,13 @@ nemesis: setup
 	mkdir -p bench/results
 	NEMESIS_RESULTS=bench/results/nemesis-$$(date +%Y%m%dT%H%M%S).json $(PYTEST) -m soak -q -s
 
+# mypy's incremental cache lives beside the downloads, outside the checkout: a fresh clone
+# type-checks in about 1 CPU-s instead of 19 (mypy checks each cached module against its
+# source's hash, so clones at other commits share it safely).
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy
+	$(VENV)/bin/mypy --cache-dir "$${LAKEHOUSE_CACHE:-$$HOME/.cache/lakehouse}/mypy"
 
 local-up: setup
 	$(LAKEHOUSE) up
