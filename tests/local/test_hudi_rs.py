@@ -3,6 +3,7 @@ log merging, before any compaction), time travel, and incremental reads."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -74,16 +75,22 @@ def two_phases(stack, tmp_path_factory) -> tuple[Run, dict[str, str]]:
     run.create_stream(shards=2)
     run.put(PHASE_1)
     job = run.start_job("--trigger-seconds", "1")
+
+    def committed(phase: str) -> None:
+        wait_for(lambda: job.poll() is not None or run.caught_up(), 300, f"{phase} ({run.log})")
+        assert job.poll() is None, f"the job exited {job.returncode}:\n{tail(run.log)}"
+
     try:
-        wait_for(run.caught_up, 300, f"the job to commit phase 1:\n{tail(run.log)}")
+        committed("the job to commit phase 1")
         after_phase_1 = {
             name: latest_instant(table(run, name))
             for name in ("hudi_orders_cow", "hudi_orders_mor")
         }
         run.put(PHASE_2, start=len(PHASE_1))
-        wait_for(run.caught_up, 300, f"the job to commit phase 2:\n{tail(run.log)}")
+        committed("the job to commit phase 2")
     finally:
-        os.killpg(job.pid, signal.SIGTERM)  # stops it between batches
+        with contextlib.suppress(ProcessLookupError):  # gone already: committed() says why
+            os.killpg(job.pid, signal.SIGTERM)  # stops it between batches
         code = job.wait(180)
     assert code == 0, f"the job exited {code} on SIGTERM:\n{tail(run.log)}"
     return run, after_phase_1
