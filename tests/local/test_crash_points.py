@@ -74,7 +74,7 @@ def test_a_crash_at_each_point_loses_and_duplicates_nothing(
         for i in range(put, len(chunks)):
             run.put(chunks[i], start=i * 120)
         wait_for(lambda: run.batches_done() > done, 300, "a batch after the last crash")
-        wait_for(run.caught_up, 300, f"the job to commit every record put:\n{tail(log)}")
+        wait_for(run.caught_up, 300, lambda: f"the job to commit every record put:\n{tail(log)}")
     finally:
         supervisor.stop("job", timeout_s=300)
     restarts = log.read_text(errors="replace").count("restart ")

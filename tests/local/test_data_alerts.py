@@ -53,7 +53,7 @@ def test_freshness_and_quarantine_alerts_fire_on_stale_bad_records_and_resolve_o
             fired.update(name for name in ALERTS if state(name) == "firing")
             return fired == set(ALERTS)
 
-        wait_for(both_fired, 420, f"{ALERTS} to fire:\n{tail(run.log)}")
+        wait_for(both_fired, 420, lambda: f"{ALERTS} to fire:\n{tail(run.log)}")
         deadline = time.monotonic() + 420
         while any(state(name) is not None for name in ALERTS):
             assert job.poll() is None, f"the job exited:\n{tail(run.log)}"
@@ -62,4 +62,4 @@ def test_freshness_and_quarantine_alerts_fire_on_stale_bad_records_and_resolve_o
             )
             send_fresh()
             time.sleep(5)
-        wait_for(lambda: run.records_done() >= sent + 3, 120, f"the job:\n{tail(run.log)}")
+        wait_for(lambda: run.records_done() >= sent + 3, 120, lambda: f"the job:\n{tail(run.log)}")

@@ -129,7 +129,7 @@ def test_a_job_killed_mid_stream_is_restarted_and_loses_and_duplicates_nothing(
             os.kill(pid, signal.SIGKILL)
         wait_for(lambda: "restart 1 in" in log.read_text(errors="replace"), 60, "a restart")
         run.put(s.records[three_quarters:], start=three_quarters)
-        wait_for(run.caught_up, 300, f"the job to commit every record put:\n{tail(log)}")
+        wait_for(run.caught_up, 300, lambda: f"the job to commit every record put:\n{tail(log)}")
     finally:
         supervisor.stop("job", timeout_s=300)
     assert_sinks_hold(run, s)

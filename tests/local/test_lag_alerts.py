@@ -72,7 +72,7 @@ def test_lag_growing_fires_while_the_job_falls_behind_and_resolves_once_caught_u
         wait_for(
             lambda: value(run, f'lakehouse:kinesis_lag_seconds{{instance="{instance}"}}') == 0,
             300,
-            f"the uncapped job to catch up:\n{tail(run.log)}",
+            lambda: f"the uncapped job to catch up:\n{tail(run.log)}",
         )
         wait_for(
             lambda: alert_state(url, "LakehouseLagGrowing", instance=instance) is None,
@@ -103,7 +103,7 @@ def test_no_batches_fires_while_records_wait_and_resolves_with_the_next_batch(
     with scraped_job(
         run, port, "--trigger-seconds", str(trigger), "--max-records-per-shard", "5"
     ) as (job, instance):
-        wait_for(lambda: run.batches_done() >= 1, 300, f"the first batch:\n{tail(run.log)}")
+        wait_for(lambda: run.batches_done() >= 1, 300, lambda: f"the first batch:\n{tail(run.log)}")
         first = json.loads(run.metrics.read_text().splitlines()[0])
         began = first["finished_at"] - first["seconds"]["batch"] - started
         assert first_batch[0] < began < first_batch[1], (
@@ -114,10 +114,10 @@ def test_no_batches_fires_while_records_wait_and_resolves_with_the_next_batch(
         wait_for(
             lambda: alert_state(url, "LakehouseNoBatches", instance=instance) == "firing",
             450,
-            f"LakehouseNoBatches to fire:\n{tail(run.log)}",
+            lambda: f"LakehouseNoBatches to fire:\n{tail(run.log)}",
         )
         assert run.batches_done() == 1, "a batch ran before the alert fired"
-        wait_for(lambda: run.batches_done() >= 2, 400, f"the next batch:\n{tail(run.log)}")
+        wait_for(lambda: run.batches_done() >= 2, 400, lambda: f"the next batch:\n{tail(run.log)}")
         wait_for(
             lambda: alert_state(url, "LakehouseNoBatches", instance=instance) is None,
             60,

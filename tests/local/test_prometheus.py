@@ -97,7 +97,7 @@ def check_the_job_and_its_alerts(
     wait_for(
         lambda: value(run, f"sum(lakehouse_job_records_total{{{instance}}})") == 22,
         240,
-        f"Prometheus to see the job's 22 records:\n{tail(run.log)}",
+        lambda: f"Prometheus to see the job's 22 records:\n{tail(run.log)}",
     )
     valid = value(run, f'sum(lakehouse_job_records_total{{{instance},outcome="valid"}})')
     quarantined = f'sum(lakehouse_job_records_total{{{instance},outcome="quarantined"}})'
@@ -198,7 +198,7 @@ def check_the_job_and_its_alerts(
     wait_for(
         lambda: value(run, f"sum(lakehouse_job_records_total{{{instance}}})") == 27,
         120,
-        f"the resumed job's records:\n{tail(run.log)}",
+        lambda: f"the resumed job's records:\n{tail(run.log)}",
     )
     # Per job: the other tests' jobs (on the stack's default metrics port) do not count.
     for name, alert_labels in (

@@ -53,7 +53,7 @@ def test_compaction_failing_fires_while_a_file_is_spoiled_and_resolves_once_it_i
         job,
         instance,
     ):
-        wait_for(lambda: run.batches_done() >= 1, 300, f"the first batch:\n{tail(run.log)}")
+        wait_for(lambda: run.batches_done() >= 1, 300, lambda: f"the first batch:\n{tail(run.log)}")
         # The first batch's inserts made base files only (nothing to compact yet); one of
         # them is spoiled before any plan holds it. (Deleted, it would not fail: the
         # writer, listing no file for its bucket, starts the file group anew.)
@@ -72,7 +72,7 @@ def test_compaction_failing_fires_while_a_file_is_spoiled_and_resolves_once_it_i
             wait_for(
                 lambda: alert_state(url, "LakehouseCompactionFailing", **this_table) == "firing",
                 240,
-                f"LakehouseCompactionFailing to fire:\n{tail(run.log)}",
+                lambda: f"LakehouseCompactionFailing to fire:\n{tail(run.log)}",
             )
             assert job.poll() is None, f"the job exited:\n{tail(run.log)}"
             assert run.query("SELECT count(*) FROM hudi_orders_cow")[0][0] == 40
@@ -83,7 +83,7 @@ def test_compaction_failing_fires_while_a_file_is_spoiled_and_resolves_once_it_i
         wait_for(
             lambda: alert_state(url, "LakehouseCompactionFailing", **this_table) is None,
             120,
-            f"LakehouseCompactionFailing to resolve:\n{tail(run.log)}",
+            lambda: f"LakehouseCompactionFailing to resolve:\n{tail(run.log)}",
         )
         in_a_row = f'lakehouse_job_compaction_failures_in_a_row{{instance="{instance}"}}'
         assert value(run, in_a_row) == 0
@@ -93,7 +93,7 @@ def test_compaction_failing_fires_while_a_file_is_spoiled_and_resolves_once_it_i
         wait_for(
             lambda: run.query("SELECT count(*) FROM hudi_orders_mor_ro")[0][0] == 40,
             120,
-            f"the read-optimized view to hold the 40 orders:\n{tail(run.log)}",
+            lambda: f"the read-optimized view to hold the 40 orders:\n{tail(run.log)}",
         )
         assert job.poll() is None, f"the job exited:\n{tail(run.log)}"
 

@@ -8,7 +8,7 @@ import signal
 import subprocess
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -184,13 +184,16 @@ def iso_ms(value: datetime) -> str:
     return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
 
 
-def wait_for(predicate, timeout_s: float, what: str) -> None:
+def wait_for(predicate, timeout_s: float, what: str | Callable[[], str]) -> None:
+    """`what` names what was awaited; a callable is called only on timeout, so that a log's
+    tail in it is the tail at the timeout, not at the start of the wait."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if predicate():
             return
         time.sleep(0.5)
-    raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
+    said = what() if callable(what) else what
+    raise AssertionError(f"timed out after {timeout_s}s waiting for {said}")
 
 
 def storage_state(run: Run) -> list[tuple[str, str]]:
