@@ -77,7 +77,11 @@ def two_phases(stack, tmp_path_factory) -> tuple[Run, dict[str, str]]:
     job = run.start_job("--trigger-seconds", "1")
 
     def committed(phase: str) -> None:
-        wait_for(lambda: job.poll() is not None or run.caught_up(), 300, f"{phase} ({run.log})")
+        wait_for(
+            lambda: job.poll() is not None or run.caught_up(),
+            300,
+            lambda: f"{phase}:\n{tail(run.log)}",
+        )
         assert job.poll() is None, f"the job exited {job.returncode}:\n{tail(run.log)}"
 
     try:
