@@ -813,7 +813,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rates", default="1000,2500,5000", help="input events/s, comma-separated")
-    p.add_argument("--seconds", type=float, default=60, help="sending time per rate")
+    p.add_argument(
+        "--seconds",
+        type=float,
+        default=60,
+        help="sending time per rate (the budget's figure is over 600: a job's JIT compiler "
+        "is still busy in its first minutes, see the p95 by minute)",
+    )
     p.add_argument("--keys", type=int, default=50_000, help="distinct order ids sent")
     p.add_argument("--shards", type=int, default=4)
     p.add_argument("--trigger", type=float, default=2.0, help="job trigger interval (s)")

@@ -59,9 +59,25 @@ def sinks_written(lines: Iterable[Mapping[str, Any]]) -> list[str]:
     return sorted(names)
 
 
+def p95_by_minute(
+    lines: Sequence[Mapping[str, Any]], sink: str, since: float, until: float
+) -> list[float | None]:
+    """The p95 of the records that arrived in each whole or partial minute from `since`:
+    a job still warming up (its JIT compiler busy for minutes) shows as a falling series,
+    a backlog that grows as a rising one."""
+    minutes = []
+    start = since
+    while start < until:
+        samples = record_freshness(lines, sink, start, min(start + 60, until))
+        minutes.append(weighted_quantile(samples, 0.95))
+        start += 60
+    return minutes
+
+
 def by_sink(lines: Sequence[Mapping[str, Any]], since: float, until: float) -> dict[str, Any]:
-    """Per sink: p50/p95/max of its records' freshness, their count, and each batch's
-    worst record against the batch's end (seconds since `since`) for plotting."""
+    """Per sink: p50/p95/max of its records' freshness, their count, the p95 of each
+    minute of arrivals, and each batch's worst record against the batch's end (seconds
+    since `since`) for plotting."""
     result = {}
     for sink in sinks_written(lines):
         samples: list[tuple[float, int]] = []
@@ -71,5 +87,9 @@ def by_sink(lines: Sequence[Mapping[str, Any]], since: float, until: float) -> d
             if batch:
                 samples += batch
                 worst.append([round(line["finished_at"] - since, 1), max(v for v, _ in batch)])
-        result[sink] = {**summarise(samples), "series": worst}
+        result[sink] = {
+            **summarise(samples),
+            "p95_by_minute": p95_by_minute(lines, sink, since, until),
+            "series": worst,
+        }
     return result

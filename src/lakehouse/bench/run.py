@@ -317,12 +317,16 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return round(a / b, 2) if a and b else None
 
 
+def _minutes(p95s: list[float | None] | None) -> str:
+    return " ".join("-" if p is None else f"{p:g}" for p in p95s or [])
+
+
 def _one_line(r: dict) -> str:
     cow = r["freshness"].get("hudi_orders_cow")
     polled = r.get("freshness_polled", {}).get("hudi_orders_cow")
     fresh = (
         f"CoW freshness p50/p95/max {cow['p50']}/{cow['p95']}/{cow['max']}s "
-        f"({cow['records']:,} records)"
+        f"({cow['records']:,} records; p95 by minute {_minutes(cow.get('p95_by_minute'))})"
         if cow
         else "CoW freshness: no record from this writer"
     )

@@ -2,7 +2,12 @@
 
 import pytest
 
-from lakehouse.bench.freshness import by_sink, record_freshness, weighted_quantile
+from lakehouse.bench.freshness import (
+    by_sink,
+    p95_by_minute,
+    record_freshness,
+    weighted_quantile,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -35,9 +40,21 @@ def test_quantiles_weigh_each_value_by_its_records() -> None:
 
 
 def test_every_sink_gets_quantiles_a_count_and_each_batchs_worst_record() -> None:
-    found = by_sink(LINES, 100, 1e9)
+    found = by_sink(LINES, 100, 160)
     assert set(found) == {"hudi_orders_cow", "hudi_orders_json"}
     cow = found["hudi_orders_cow"]
     assert (cow["p50"], cow["p95"], cow["max"], cow["records"]) == (8.0, 8.0, 8.0, 100)
     assert cow["series"] == [[5.0, 4.0], [11.0, 8.0]]
+    assert cow["p95_by_minute"] == [8.0]
     assert found["hudi_orders_json"]["records"] == 40
+
+
+def test_each_minute_of_arrivals_gets_its_own_p95() -> None:
+    # Minute one's records waited 4 s, minute two's 9 s (a backlog building), the third
+    # minute (a part one, up to `until`) saw nothing arrive.
+    lines = [
+        {"finished_at": 60.0, "arrivals": {"10": 100}, "written_at": {"cow": 14.5}},
+        {"finished_at": 120.0, "arrivals": {"70": 100}, "written_at": {"cow": 79.5}},
+    ]
+    assert p95_by_minute(lines, "cow", 0, 150) == [4.0, 9.0, None]
+    assert p95_by_minute(lines, "cow", 0, 0) == []

@@ -2,6 +2,7 @@
 
 import pytest
 
+from lakehouse.bench import run as run_module
 from lakehouse.bench.run import drain_lines, rate_medians, ratios
 
 pytestmark = pytest.mark.unit
@@ -83,3 +84,24 @@ def test_the_drain_lead_is_over_whole_runs_and_warm_only_between_single_query_wr
         "fast drains 1.56x hudi-sink-all's whole-run events/s (medians; ranges apart)",
         "fast drains 1.03x pw3's warm events/s (medians; ranges overlap)",
     ]
+
+
+def test_a_rate_runs_line_gives_the_cow_p95_of_each_minute() -> None:
+    run = {
+        "input_per_s": 1000.0,
+        "processed_per_s": 990.0,
+        "backlog_end": 7000,
+        "freshness": {
+            "hudi_orders_cow": {
+                "p50": 7.5,
+                "p95": 11.7,
+                "max": 15.4,
+                "records": 600_000,
+                "p95_by_minute": [13.4, 11.0, None],
+            }
+        },
+        "job_cpu_s_per_1k_events": 1.2,
+        "job_rss_mib": 1668.0,
+    }
+    line = run_module._one_line(run)
+    assert "p50/p95/max 7.5/11.7/15.4s (600,000 records; p95 by minute 13.4 11 -)" in line
