@@ -9,6 +9,7 @@ the job no CPU; a reader sees a commit once it is complete, so it is what a read
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -62,16 +63,19 @@ def sinks_written(lines: Iterable[Mapping[str, Any]]) -> list[str]:
 def p95_by_minute(
     lines: Sequence[Mapping[str, Any]], sink: str, since: float, until: float
 ) -> list[float | None]:
-    """The p95 of the records that arrived in each whole or partial minute from `since`:
-    a job still warming up (its JIT compiler busy for minutes) shows as a falling series,
-    a backlog that grows as a rising one."""
-    minutes = []
-    start = since
-    while start < until:
-        samples = record_freshness(lines, sink, start, min(start + 60, until))
-        minutes.append(weighted_quantile(samples, 0.95))
-        start += 60
-    return minutes
+    """The p95 of the records that arrived in each minute from `since` (the last one ends
+    at `until`, so it is up to half a minute longer or shorter): a job still warming up (its
+    JIT compiler busy for minutes) shows as a falling series, a growing backlog as a rising
+    one."""
+    count = math.floor((until - since) / 60 + 0.5)
+    if count < 1:
+        return []
+    starts = [since + 60 * i for i in range(count)]
+    ends = [*starts[1:], until]
+    return [
+        weighted_quantile(record_freshness(lines, sink, start, end), 0.95)
+        for start, end in zip(starts, ends, strict=True)
+    ]
 
 
 def by_sink(lines: Sequence[Mapping[str, Any]], since: float, until: float) -> dict[str, Any]:

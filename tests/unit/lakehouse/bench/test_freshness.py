@@ -50,11 +50,15 @@ def test_every_sink_gets_quantiles_a_count_and_each_batchs_worst_record() -> Non
 
 
 def test_each_minute_of_arrivals_gets_its_own_p95() -> None:
-    # Minute one's records waited 4 s, minute two's 9 s (a backlog building), the third
-    # minute (a part one, up to `until`) saw nothing arrive.
+    # Minute one's records waited 4 s, minute two's 9 s (a backlog building), minute three
+    # saw nothing arrive.
     lines = [
         {"finished_at": 60.0, "arrivals": {"10": 100}, "written_at": {"cow": 14.5}},
         {"finished_at": 120.0, "arrivals": {"70": 100}, "written_at": {"cow": 79.5}},
     ]
+    assert p95_by_minute(lines, "cow", 0, 180) == [4.0, 9.0, None]
+    # A send's few extra milliseconds make no minute of their own; a last half minute or
+    # more is one.
+    assert p95_by_minute(lines, "cow", 0, 120.04) == [4.0, 9.0]
     assert p95_by_minute(lines, "cow", 0, 150) == [4.0, 9.0, None]
     assert p95_by_minute(lines, "cow", 0, 0) == []
