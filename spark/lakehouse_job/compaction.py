@@ -22,6 +22,11 @@ from lakehouse_job.status import StatusFile
 
 log = logging.getLogger("lakehouse_job.compaction")
 MAX_DELTA_COMMITS = "hoodie.compact.inline.max.delta.commits"
+# Executes the pending plans only. Not "run": Hudi 0.15's procedure takes that for
+# scheduleAndExecute, which would schedule a plan beside the writer's inflight delta commit
+# (see compact_quiet_tables for what that breaks) and, while a plan is pending, generate an
+# empty one every round ("No operations are retrieved").
+EXECUTE_PENDING = "execute"
 
 
 # table base path -> the table's compaction options (hudi_options.compaction_options)
@@ -112,7 +117,7 @@ class CompactionRunner:
             # First the plans left pending (by this run, or one that stopped before executing
             # them): scheduleAndExecute only executes the plan it schedules, and that plan
             # leaves out the file groups a pending one holds.
-            self._call("run", path, options)
+            self._call(EXECUTE_PENDING, path, options)
             self._call("scheduleAndExecute", path, options)
         finally:
             self.spark.conf.unset(MAX_DELTA_COMMITS)
@@ -166,7 +171,7 @@ class CompactionRunner:
         health = self.health.setdefault(path, TableCompactions())
         table = path.rstrip("/").rsplit("/", 1)[-1]
         try:
-            self._call("run", path, options)
+            self._call(EXECUTE_PENDING, path, options)
         except Exception as exc:  # keep ingesting; the next round retries the plan
             health.failures += 1
             health.consecutive_failures += 1

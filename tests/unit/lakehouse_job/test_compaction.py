@@ -96,9 +96,12 @@ def test_start_sets_the_options_shared_with_the_writer(started: list[CompactionR
 def test_compact_now_runs_each_table_with_its_options() -> None:
     fake = FakeSpark()
     runner(fake).compact_now()
+    # "execute": pending plans only; the writer schedules them (Hudi 0.15 takes "run" for
+    # scheduleAndExecute, a plan scheduled beside the writer's delta commit).
     assert fake.statements == [
-        "CALL run_compaction(op => 'run', path => 's3a://b/w/orders_mor', options => 'a=1,b=2')",
-        "CALL run_compaction(op => 'run', path => 's3a://b/w/ticks_mor', options => 'c=3')",
+        "CALL run_compaction(op => 'execute', path => 's3a://b/w/orders_mor', "
+        "options => 'a=1,b=2')",
+        "CALL run_compaction(op => 'execute', path => 's3a://b/w/ticks_mor', options => 'c=3')",
     ]
 
 
@@ -140,7 +143,7 @@ def test_compact_fully_runs_pending_plans_then_schedules_and_executes_every_tabl
     assert fake.conf.values == SHARED_WITH_COMPACTOR  # the writer's own plans as before
     # A plan left pending would otherwise hold its file groups out of the new plan.
     assert [s.split(",")[0] for s in fake.statements] == [
-        "CALL run_compaction(op => 'run'",
+        "CALL run_compaction(op => 'execute'",
         "CALL run_compaction(op => 'scheduleAndExecute'",
     ] * 2
     assert "path => 's3a://b/w/ticks_mor', options => 'c=3'" in fake.statements[3]
