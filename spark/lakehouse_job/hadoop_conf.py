@@ -6,7 +6,7 @@ properties, 64 ms to write and read back once (measured in the job's JVM). 438 o
 are yarn-default.xml's, which Hadoop's MapReduce classes load into every configuration and
 nothing reads outside YARN. Without them, a Copy-on-Write and a Merge-on-Read upsert of
 4,000 orders took 4.40 and 5.68 CPU-s instead of 5.22 and 6.26 (two runs, medians of 12
-rounds interleaved in one JVM; README, Drain capacity).
+rounds interleaved in one JVM; docs/performance.md, Drain capacity).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Hudi write options for one declared table and table type. Pure: no Spark needed.
 
-The choices, and why (figures: README "Performance", from `lakehouse bench`):
+The choices, and why (figures: docs/performance.md, from `lakehouse bench`):
 - DefaultHoodieRecordPayload orders by the precombine (event-time) field against
   the stored record too, so a late, older event never overwrites a newer one.
   (The default OverwriteWithLatestAvroPayload only orders within a batch.)

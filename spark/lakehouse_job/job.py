@@ -233,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         help="sink writes of one micro-batch run side by side (default 1: one after another, "
         "the Copy-on-Write tables first; on 2 cores, side by side was no faster, cost more "
-        "CPU and left the tables less fresh: README 'Performance')",
+        "CPU and left the tables less fresh: docs/performance.md)",
     )
     p.add_argument(
         "--profile",
@@ -466,7 +466,7 @@ class BatchWriter:
         """Run the sinks' writes, `parallel_writes` at a time. One at a time by default: on
         2 cores, side by side they contended for the driver and the cores, each took twice as
         long, the batch was no shorter, the job spent 4-13 % more CPU per event and the first
-        table's commit came later (README 'Performance'). The batch fails (and is replayed
+        table's commit came later (docs/performance.md). The batch fails (and is replayed
         after restart) if any write fails."""
 
         def timed(name: str, write: Callable[[], None]) -> None:
