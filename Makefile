@@ -10,31 +10,40 @@ LAKEHOUSE   := $(VENV)/bin/lakehouse
 PYTEST      := $(VENV)/bin/pytest
 STAMP       := $(VENV)/.installed-$(PYSPARK_VERSION)
 
-.PHONY: help setup demo test unit-test local-test java-test lint \
+.PHONY: help setup demo test test-all unit-test local-test java-test lint \
         local-up local-down local-status run load verify clean-state bench lock fault-test fault-test-long nemesis \
         sql spark-sql notebook notebook-test
 
 help:
-	@echo "make demo        set up (first run downloads ~2 GB) and run the pipeline end to end"
-	@echo "make test        set up and run every test (unit, Java, local end-to-end, faults)"
-	@echo "make fault-test  fault injection against the local stack (marker faults)"
-	@echo "make fault-test-long  the same with dependencies paused and restarted, every crash point, the lag and storage alerts (~55 min more)"
-	@echo "make nemesis     10-minute soak under Locust load: random job kills and dependency restarts,"
-	@echo "                 then the ledger check; figures in bench/results/nemesis-<timestamp>.json"
-	@echo "make local-up | local-down | local-status   the service stack as host processes"
-	@echo "make run | load | verify                    the streaming job, the load generator, the ledger check"
-	@echo "make sql         Trino's CLI on the local stack: live views (orders, ...), raw JSON (orders_json)"
-	@echo "make spark-sql   Spark SQL with Hudi: MoR snapshots (_rt), time travel, incremental, show_commits"
-	@echo "make notebook    JupyterLab on 127.0.0.1:8888 over notebooks/ (starts the stack and the job)"
-	@echo "make bench       benchmark the job (needs the stack: KINESIS_ENGINE=kinesalite make local-up);"
-	@echo "                 BENCH_ARGS='--rates 1000,5000 --commit-cost' for more, results in bench/results/"
-	@echo "make up          the stack in containers (docker compose; prepares this machine first),"
-	@echo "                 then services, health, URLs and memory"
-	@echo "make ps | logs | down     compose status table, logs, stop (down keeps the data)"
-	@echo "make compose-verify       check a Locust web UI run (http://127.0.0.1:8089) in Trino"
-	@echo "make integration-test     the compose stack from a fresh clone, plain and scaled"
-	@echo "make lint        ruff (lint and format) and mypy"
-	@echo "make lock        re-resolve requirements.lock (after changing dependencies)"
+	@echo "Start"
+	@echo "  make setup          the Python environment and every download (~2 GB the first time)"
+	@echo "  make demo           set up, start the local stack, run the pipeline end to end"
+	@echo "  make up             the stack in containers (docker compose), then health, URLs, memory"
+	@echo "Local mode (the stack as host processes)"
+	@echo "  make local-up | local-down | local-status"
+	@echo "  make run            the streaming job;   make load   the load generator"
+	@echo "  make verify         the ledger check (load generator's acks against the tables)"
+	@echo "  make clean-state    stop the local stack and delete its data (downloads are kept)"
+	@echo "Compose mode"
+	@echo "  make ps | logs | down         status table, logs, stop (down keeps the data)"
+	@echo "  make compose-verify          check a Locust web UI run (:8089) in Trino"
+	@echo "Query"
+	@echo "  make sql            Trino's CLI: live views (orders, ...), raw JSON (orders_json)"
+	@echo "  make spark-sql      Spark SQL with Hudi: MoR snapshots (_rt), time travel, incremental"
+	@echo "  make notebook       JupyterLab on 127.0.0.1:8888 over notebooks/"
+	@echo "Tests (times: docs/performance.md)"
+	@echo "  make test           the everyday check: lint, unit, JUnit, one end-to-end test per feature"
+	@echo "  make test-all       everything CI runs but Compose: make test plus every end-to-end and fault test"
+	@echo "  make unit-test      the unit tests alone, no services"
+	@echo "  make java-test      the JVM parts' JUnit tests"
+	@echo "  make lint           ruff (lint and format) and mypy"
+	@echo "  make local-test | fault-test | notebook-test   parts of make test-all's end-to-end tests"
+	@echo "  make fault-test-long   every fault test: dependencies paused and restarted, every crash point, alerts"
+	@echo "  make nemesis        a 10-minute soak under load with random kills, then the ledger check"
+	@echo "  make integration-test   the compose stack from a fresh clone, plain and scaled (needs Docker)"
+	@echo "Benchmarks and maintenance"
+	@echo "  make bench          benchmark the job (BENCH_ARGS='...'; results in bench/results/)"
+	@echo "  make lock           re-resolve requirements.lock after changing dependencies"
 
 # Exact versions from the lock file; the project itself on top, editable. Installed by
 # uv (its version from the lock file): from its cache alone when that holds every pinned
@@ -72,28 +81,42 @@ setup: $(STAMP)
 demo: setup
 	$(LAKEHOUSE) demo
 
+# Two tiers of the same checks (tests/support/tiers.py says which end-to-end tests are
+# everyday and why): `make test`, the everyday check, runs lint, the unit and JUnit tests
+# and one end-to-end test per feature; `make test-all` (CI) runs every end-to-end test,
+# the restart-heavy fault tests and the AWS simulation included.
 # The checks that need no service run side by side (2 cores: ruff/mypy, pytest and
 # javac/JUnit each leave a core idle part of the time), and beside them, started first
 # (tests/support/side_by_side.py: their output in E2E_LOG, shown once the quick checks
-# pass), the local end-to-end and short fault tests run on two pytest-xdist workers (test
-# by test, longest first; a module with shared fixtures whole on one worker:
-# tests/support/xdist_modules.py) beside one stack, which the first worker starts and the
-# last one stops; the slowest 15 tests (setup and call apart) are listed at the end. The
-# end-to-end session fails when it runs past E2E_BUDGET_S (tests/support/time_budget.py),
-# stretched (never shortened) by a speed probe taken when the session runs. This machine
-# ran the same tests in 1,017 s one day and 2,362 s another (2.3x); the suite now takes
-# about 800-900 s at a fast hour, so a slow hour would take about 1,900 s, and the budget
-# is that plus a quarter: a test that adds minutes is seen when it lands, a slow hour
-# alone does not fail CI.
+# pass), the end-to-end tests run on two pytest-xdist workers (test by test, longest
+# first; a module with shared fixtures whole on one worker: tests/support/xdist_modules.py)
+# beside one stack, which the first worker starts and the last one stops; the slowest 15
+# tests and the 15 costliest in CPU are listed at the end. The end-to-end session fails
+# when it runs past its budget (tests/support/time_budget.py), stretched (never shortened)
+# by a speed probe taken when the session runs: each budget is the tier's time at the
+# probe's reference speed plus a quarter for the machine's noise, so a test that adds
+# minutes is seen when it lands and a slow hour alone does not fail CI
+# (docs/performance.md, *The test suite's time*).
 E2E_WORKERS ?= 2
-E2E_BUDGET_S ?= 2400
+TEST_BUDGET_S ?= 900
+TEST_ALL_BUDGET_S ?= 2400
 E2E_LOG ?= .local/test-logs/e2e.log
-test: setup
+EVERYDAY_TESTS := everyday and not long and not soak
+ALL_TESTS := (local or faults) and not long and not soak
+
+# $(1): the end-to-end tests (a pytest marker expression), $(2): their budget in seconds.
+define checks_beside_end_to_end
 	$(PY) -m tests.support.side_by_side --log $(E2E_LOG) \
 	    --quick "$(MAKE) -j3 --no-print-directory --output-sync=target lint unit-test java-test" -- \
-	    env LAKEHOUSE_TEST_BUDGET_S=$(E2E_BUDGET_S) \
-	    $(PYTEST) -m "(local or faults) and not long and not soak" \
-	    -q --durations=15 --cpu-report=15 -n $(E2E_WORKERS) --dist load
+	    env LAKEHOUSE_TEST_BUDGET_S=$(2) \
+	    $(PYTEST) -m "$(1)" -q --durations=15 --cpu-report=15 -n $(E2E_WORKERS) --dist load
+endef
+
+test: setup
+	$(call checks_beside_end_to_end,$(EVERYDAY_TESTS),$(TEST_BUDGET_S))
+
+test-all: setup
+	$(call checks_beside_end_to_end,$(ALL_TESTS),$(TEST_ALL_BUDGET_S))
 
 unit-test: $(STAMP)
 	$(PYTEST) -m unit -q
@@ -101,7 +124,7 @@ unit-test: $(STAMP)
 java-test: setup
 	$(LAKEHOUSE) java-test
 
-# Parts of make test's end-to-end session, on its workers (E2E_WORKERS=1: one process).
+# Parts of make test-all's end-to-end session, on its workers (E2E_WORKERS=1: one process).
 local-test: setup
 	$(PYTEST) -m local -q --durations=15 -n $(E2E_WORKERS) --dist load
 
@@ -155,7 +178,7 @@ spark-sql: setup
 notebook: setup
 	$(LAKEHOUSE) notebook
 
-# Every notebook top to bottom against the live local stack (part of local-test).
+# Every notebook top to bottom against the live local stack (part of make test).
 notebook-test: setup
 	$(PYTEST) -q tests/local/test_notebooks.py
 

@@ -1,9 +1,10 @@
 """A pytest plugin: fail a session that ran longer than its time budget.
 
-`make test` sets LAKEHOUSE_TEST_BUDGET_S for its end-to-end session (the measured warm
-time plus the run-to-run noise, README *Budgets*), so a new test that costs minutes turns
-the run red when it is added instead of the suite creeping past the budget unseen. Unset,
-nothing is checked. The slowest tests are listed by --durations, which `make test` asks for.
+`make test` and `make test-all` set LAKEHOUSE_TEST_BUDGET_S for their end-to-end session
+(the measured warm time plus the run-to-run noise, docs/performance.md), so a new test
+that costs minutes turns the run red when it is added instead of the suite creeping past
+the budget unseen. Unset, nothing is checked. The slowest tests are listed by --durations,
+which both ask for.
 
 The budget is in seconds of the machine it was measured on. The same machine runs the
 same tests in half the time on one day and twice it on another (2,362 s on 2026-11-26,
@@ -71,8 +72,8 @@ def over_budget(
     return (
         f"this session took {elapsed_s:.0f} s, over its budget of {allowed:.0f} s "
         f"({BUDGET_ENV}){speed}: find the test that grew in the --durations list above and "
-        "make it cheaper (share a job run, wait on the event instead of a sleep), or move it "
-        "to make fault-test-long"
+        "make it cheaper (share a job run, wait on the event instead of a sleep), or, in make "
+        "test, leave it to make test-all (tests/support/tiers.py)"
     )
 
 
