@@ -48,10 +48,14 @@ def _code(text: str) -> list[str]:
 
 
 def _tracked_top_level() -> set[str]:
-    """The repository's top-level names that git tracks (not .venv, .local, bench/)."""
-    listed = subprocess.run(
-        ["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True
-    ).stdout.split()
+    """The repository's top-level names that git tracks (not .venv, .local, bench/); without
+    git, the top-level names but hidden and generated ones."""
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True
+        ).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        return {p.name for p in REPO.iterdir() if not p.name.startswith(".")} - {"bench"}
     return {name.split("/", 1)[0] for name in listed}
 
 
