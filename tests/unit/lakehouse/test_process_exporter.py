@@ -17,7 +17,9 @@ from lakehouse.supervisor import ServiceStatus
 pytestmark = pytest.mark.unit
 
 # A service whose leader starts a child that does the work, as a JVM's launcher script does.
-CHILD = "x = b'x' * (64 << 20); sum(range(30_000_000)); input()"
+# The child burns a second of its own CPU whatever the machine's speed (a fixed loop took
+# under 0.3 s on a fast machine: the check below then waited for CPU that never came).
+CHILD = "import time; x = b'x' * (64 << 20)\nwhile time.process_time() < 1.0: pass\ninput()"
 BUSY_CHILD = f"import subprocess, sys; subprocess.run([sys.executable, '-c', {CHILD!r}])"
 
 
