@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lakehouse import demo, installers, job_launcher, shells, stack
+from lakehouse import demo, installers, job_control, job_launcher, shells, stack
 from lakehouse.aws_policy import PolicyError
 from lakehouse.bench import JOB_RECORDS_PER_SHARD
 from lakehouse.bootstrap import BootstrapError
@@ -23,6 +26,7 @@ from lakehouse.compose import ComposeError, engine, project
 from lakehouse.config import ConfigError, Settings, load_settings
 from lakehouse.installers import InstallError
 from lakehouse.interrupts import sigterm_interrupts
+from lakehouse.services import CDC_SERVICE_BUILDERS, service_names
 from lakehouse.submit import SubmitError
 from lakehouse.supervisor import ServiceError
 from lakehouse.truststore import TruststoreError
@@ -122,32 +126,43 @@ def cmd_java_test(settings: Settings, _: argparse.Namespace) -> int:
 def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     """The streaming job: in the foreground (Ctrl-C stops after the batch in flight)
     or, with --background, supervised like the services (`down` stops it)."""
-    from lakehouse import cdc
-
-    given = [a for a in args.job_args if a != "--"]
-    if args.cdc:
-        given = ["--tables", str(cdc.CDC_TABLES_YAML), *given]
+    given = _given_job_args(args)
+    if args.background:
+        return _job_started(settings, given)
     job_args = _job_args(settings, given)
     if job_args is None:
         return 2
-    if args.background:
-        spec = job_launcher.job_spec(settings, job_args)
-        stack.supervisor_for(settings).start(spec, _say)
-        _say(f"The job is running; log {stack.supervisor_for(settings).log_file('job')}")
-        return 0
     return _in_foreground(
         job_launcher.job_command(job_args), job_launcher.job_env(settings, record_classes=True)
     )
 
 
+def _given_job_args(args: argparse.Namespace) -> list[str]:
+    """The job's own options of `run` and `job start|restart`: --tables (--cdc: the CDC
+    part's tables file), then what follows `--`."""
+    from lakehouse import cdc
+
+    given = [a for a in getattr(args, "job_args", []) if a != "--"]
+    tables = getattr(args, "tables", None)
+    if getattr(args, "cdc", False):
+        tables = tables or str(cdc.CDC_TABLES_YAML)
+    return ["--tables", tables, *given] if tables else given
+
+
+def _job_started(settings: Settings, given: list[str]) -> int:
+    try:
+        job_control.start(settings, given, _say)
+    except job_launcher.JobStreamsError as error:
+        _say(f"error: {error}")
+        return 2
+    return 0
+
+
 def _job_args(settings: Settings, given: list[str]) -> list[str] | None:
     """The job's streams and checkpoint (job_launcher.default_job_args) before `given`;
     None, with the error said, when its tables file names streams that do not exist."""
-    from lakehouse_tables.declarations import default_tables_path, load_tables
-
-    tables = load_tables(_option_value(given, "--tables") or default_tables_path())
     try:
-        return [*job_launcher.default_job_args(settings, tables), *given]
+        return job_control.job_args(settings, given)
     except job_launcher.JobStreamsError as error:
         _say(f"error: {error}")
         return None
@@ -163,6 +178,125 @@ def _in_foreground(command: list[str], env: dict[str, str]) -> int:
     except KeyboardInterrupt:
         process.send_signal(signal.SIGTERM)
         return process.wait()
+
+
+# What `lakehouse job ACTION --compose` prints: the Compose stack's job is its service `job`.
+COMPOSE_JOB = {
+    "start": ["docker compose start job"],
+    "stop": ["docker compose stop job    # after the batch in flight, MoR tables compacted"],
+    "restart": [
+        "docker compose restart job    # the same tables file",
+        "docker compose up -d --wait --build job    # after changing the tables file "
+        "(it is in the job's image)",
+    ],
+    "logs": ["docker compose logs --tail=200 job    # -f to follow"],
+}
+
+
+def cmd_job(settings: Settings, args: argparse.Namespace) -> int:
+    """The job alone, in local mode: start, stop (after the batch in flight), restart
+    (re-reading the tables file), logs; the stack keeps running."""
+    if args.compose:
+        _say("In Compose the job is the service `job`:")
+        for line in COMPOSE_JOB[args.action]:
+            _say(f"  {line}")
+        return 0
+    if args.action == "start":
+        return _job_started(settings, _given_job_args(args))
+    if args.action == "stop":
+        job_control.stop(settings, _say, args.timeout)
+        return 0
+    if args.action == "restart":
+        given = [a for a in args.job_args if a != "--"]
+        try:
+            job_control.restart(settings, _say, args.tables, given, args.timeout)
+        except job_launcher.JobStreamsError as error:
+            _say(f"error: {error}")
+            return 2
+        return 0
+    return _show_log(settings, stack.JOB, args)
+
+
+def cmd_logs(settings: Settings, args: argparse.Namespace) -> int:
+    """A local service's log (or the job's): its last lines, then with -f what follows."""
+    return _show_log(settings, args.service, args)
+
+
+def _show_log(settings: Settings, name: str, args: argparse.Namespace) -> int:
+    from lakehouse import service_logs
+
+    path = stack.supervisor_for(settings).log_file(name)
+    if not path.exists():
+        print(f"error: {name} has no log yet ({path}): it has not been started", file=sys.stderr)
+        return 1
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends following
+        service_logs.show(path, sys.stdout, args.lines, args.follow)
+    return 0
+
+
+def cmd_send(settings: Settings, args: argparse.Namespace) -> int:
+    """A file of JSON lines onto the stream, one record a line (loadgen.send)."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from lakehouse_tables.declarations import default_tables_path, load_tables
+    from loadgen import send
+    from loadgen.kinesis import RetryPolicy, ShardRouter, list_open_shards, make_client
+
+    stream = args.stream or settings["KINESIS_STREAM_NAME"]
+    tables = send.for_stream(load_tables(args.tables or default_tables_path()), stream)
+    if args.file == "-":
+        plan = send.plan(send.read_lines(sys.stdin.buffer), tables, args.send_invalid)
+    else:
+        try:
+            with open(args.file, "rb") as lines:
+                plan = send.plan(send.read_lines(lines), tables, args.send_invalid)
+        except OSError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+    client = make_client(settings.kinesis_endpoint or None, settings["AWS_REGION"])
+    try:
+        router = ShardRouter(list_open_shards(client, stream))
+    except ClientError as error:
+        print(f"error: stream {stream}: {error}", file=sys.stderr)
+        return 2
+    except (BotoCoreError, OSError) as error:
+        print(f"error: Kinesis does not answer ({error}): is the stack up?", file=sys.stderr)
+        return 3
+    policy = RetryPolicy(max_attempts=args.max_attempts)
+    results = send.send(client, stream, plan.records, router, args.kpl_aggregate, policy)
+    summary = send.summarise(plan, results)
+    for line in send.problem_lines(plan, summary):
+        print(line, file=sys.stderr)
+    for line in send.report(stream, plan, summary):
+        _say(line)
+    return summary.exit_code
+
+
+def cmd_tables(settings: Settings, args: argparse.Namespace) -> int:
+    """Each entry of the tables file: its tables, row counts, newest commit (Trino)."""
+    from datetime import datetime
+
+    from lakehouse import tables_report
+    from lakehouse.clients import trino_connection
+    from lakehouse_tables.declarations import default_tables_path, load_tables
+
+    tables = load_tables(args.tables or default_tables_path())
+    database = settings["LAKEHOUSE_DATABASE"]
+    cursor = trino_connection(settings.endpoints, "hive", database).cursor()
+
+    def query(sql: str) -> list[Any]:
+        cursor.execute(sql)
+        return list(cursor.fetchall())
+
+    try:
+        reports = tables_report.gather(query, tables, database)
+    except tables_report.UNREACHABLE as error:
+        _say(f"The stack is not running: Trino at {settings.trino_url} does not answer ({error}).")
+        _say("Start it with `lakehouse up` (or `make local-up`).")
+        return 3
+    _say(f"Database {database}, tables file {args.tables or default_tables_path()}")
+    _say(tables_report.format_reports(reports, datetime.now().astimezone()))
+    return 0
 
 
 def cmd_cost(settings: Settings, args: argparse.Namespace) -> int:
@@ -367,17 +501,6 @@ def cmd_aws_trino_catalogs(settings: Settings, args: argparse.Namespace) -> int:
         else:
             print(f"# --- {name}.properties\n{properties}", end="")
     return 0
-
-
-def _option_value(args: Sequence[str], option: str) -> str | None:
-    """The value of the last `option X` or `option=X` in `args` (argparse's rule)."""
-    found = None
-    for i, arg in enumerate(args):
-        if arg == option and i + 1 < len(args):
-            found = args[i + 1]
-        elif arg.startswith(f"{option}="):
-            found = arg.split("=", 1)[1]
-    return found
 
 
 def cmd_backfill(settings: Settings, args: argparse.Namespace) -> int:
@@ -642,74 +765,310 @@ def cmd_compose(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS: dict[str, tuple[Callable[[Settings, argparse.Namespace], int], str]] = {
-    "up": (cmd_up, "start every service as a host process, wait until healthy, bootstrap"),
-    "down": (cmd_down, "stop what `up` started"),
-    "status": (cmd_status, "table of services: state, URL, PID, memory, log"),
-    "top": (cmd_top, "the pipeline live from Prometheus: in, behind, fresh, quarantined"),
-    "install": (cmd_install, "download and build everything the stack needs, into the cache"),
-    "java-test": (cmd_java_test, "run the JUnit tests (Kinesis source, CDC service)"),
-    "demo": (cmd_demo, "the whole flow: stack up, job, load, results"),
-    "run": (cmd_run, "run the streaming job (extra job options after --)"),
-    "load": (cmd_load, "run the Locust load generator against the local stream"),
-    "cdc-load": (cmd_cdc_load, "Locust users making transactions in the CDC part's PostgreSQL"),
-    "verify": (cmd_verify, "compare Trino's tables with the load generator's ledger"),
-    "bench": (cmd_bench, "benchmark the job: throughput, freshness, CPU, commit cost"),
-    "sql": (cmd_sql, "Trino's CLI on the local stack (extra CLI options after --)"),
-    "spark-sql": (cmd_spark_sql, "Spark SQL with Hudi on the local stack (_rt, time travel)"),
-    "notebook": (cmd_notebook, "JupyterLab on 127.0.0.1:8888 over notebooks/"),
-    "compose": (cmd_compose, "the stack in containers: prepare | up | status | down"),
-    "schema": (cmd_schema, "schema diff: what the job's next start changes in each table"),
-    "backfill": (cmd_backfill, "refill an entry's Hudi tables from its raw copy or quarantine"),
-    "submit": (cmd_submit, "the job on a Spark cluster: standalone, Kubernetes or EMR"),
-    "cost": (cmd_cost, "monthly cost of this pipeline on AWS, from dated list prices"),
-    "aws-trino-catalogs": (cmd_aws_trino_catalogs, "Trino's catalog files for the tables in Glue"),
-    "aws-policy": (cmd_aws_policy, "the job's or load generator's IAM policy for your account"),
+Handler = Callable[[Settings, argparse.Namespace], int]
+
+
+@dataclass(frozen=True)
+class Command:
+    handler: Handler
+    help: str
+    group: str
+    examples: str  # the end of its --help: one or two command lines
+
+
+# `lakehouse --help` lists the commands in these groups, in this order.
+GROUPS = ("stack", "pipeline", "query", "tables", "AWS", "development")
+
+COMMANDS: dict[str, Command] = {
+    # --- stack
+    "up": Command(
+        cmd_up,
+        "start every service as a host process, wait until healthy, bootstrap",
+        "stack",
+        "lakehouse up\nlakehouse up --cdc    # with PostgreSQL and the Debezium service",
+    ),
+    "down": Command(cmd_down, "stop what `up` started (the job first)", "stack", "lakehouse down"),
+    "status": Command(
+        cmd_status,
+        "table of services: state, URL, PID, memory, log",
+        "stack",
+        "lakehouse status",
+    ),
+    "logs": Command(
+        cmd_logs,
+        "a local service's log: its last lines, -f to follow",
+        "stack",
+        "lakehouse logs trino\nlakehouse logs job -f",
+    ),
+    "top": Command(
+        cmd_top,
+        "the pipeline live from Prometheus: in, behind, fresh, quarantined",
+        "stack",
+        "lakehouse top\nlakehouse top --once",
+    ),
+    "compose": Command(
+        cmd_compose,
+        "the stack in containers: prepare | up | status | down",
+        "stack",
+        "lakehouse compose up\nlakehouse compose down --volumes",
+    ),
+    "install": Command(
+        cmd_install,
+        "download and build everything the stack needs, into the cache",
+        "stack",
+        "lakehouse install",
+    ),
+    # --- pipeline
+    "run": Command(
+        cmd_run,
+        "run the streaming job (extra job options after --)",
+        "pipeline",
+        "lakehouse run -- --trigger-seconds 10\nlakehouse run --background --tables my-tables.yaml",
+    ),
+    "job": Command(
+        cmd_job,
+        "the job alone: start | stop | restart | logs (the stack keeps running)",
+        "pipeline",
+        "lakehouse job restart    # after editing the tables file\nlakehouse job logs -f",
+    ),
+    "send": Command(
+        cmd_send,
+        "send a file of JSON lines to the stream, one record a line",
+        "pipeline",
+        "lakehouse send my-events.jsonl\n"
+        "cat my-events.jsonl | lakehouse send - --tables my-tables.yaml --kpl-aggregate 100",
+    ),
+    "load": Command(
+        cmd_load,
+        "run the Locust load generator against the local stream",
+        "pipeline",
+        "lakehouse load --run-time 5m --users 4\n"
+        "lakehouse load --tables my-tables.yaml --event-model sensors",
+    ),
+    "demo": Command(
+        cmd_demo,
+        "the whole flow: stack up, job, load, results",
+        "pipeline",
+        "lakehouse demo\nlakehouse demo --run-time 30s",
+    ),
+    "verify": Command(
+        cmd_verify,
+        "compare Trino's tables with the load generator's ledger",
+        "pipeline",
+        "lakehouse verify\nlakehouse verify --cdc",
+    ),
+    "cdc-load": Command(
+        cmd_cdc_load,
+        "Locust users making transactions in the CDC part's PostgreSQL",
+        "pipeline",
+        "lakehouse cdc-load --run-time 60s",
+    ),
+    # --- query
+    "sql": Command(
+        cmd_sql,
+        "Trino's CLI on the local stack (extra CLI options after --)",
+        "query",
+        "lakehouse sql\nlakehouse sql -- --execute 'SELECT count(*) FROM orders'",
+    ),
+    "spark-sql": Command(
+        cmd_spark_sql,
+        "Spark SQL with Hudi on the local stack (_rt, time travel)",
+        "query",
+        "lakehouse spark-sql\nlakehouse spark-sql -- -e 'SELECT count(*) FROM hudi_orders_mor_rt'",
+    ),
+    "notebook": Command(
+        cmd_notebook,
+        "JupyterLab on 127.0.0.1:8888 over notebooks/",
+        "query",
+        "lakehouse notebook",
+    ),
+    # --- tables
+    "tables": Command(
+        cmd_tables,
+        "each declared entry: its tables, row counts, newest commit",
+        "tables",
+        "lakehouse tables\nlakehouse tables --tables my-tables.yaml",
+    ),
+    "schema": Command(
+        cmd_schema,
+        "schema diff: what the job's next start changes in each table",
+        "tables",
+        "lakehouse schema diff --tables my-tables.yaml",
+    ),
+    "backfill": Command(
+        cmd_backfill,
+        "refill an entry's Hudi tables from its raw copy or quarantine",
+        "tables",
+        "lakehouse backfill --table orders --from 2026-01-01T00:00:00Z\n"
+        "lakehouse backfill --table orders --from-quarantine",
+    ),
+    # --- AWS
+    "submit": Command(
+        cmd_submit,
+        "the job on a Spark cluster: standalone, Kubernetes or EMR",
+        "AWS",
+        "lakehouse submit --master spark://10.0.0.10:7077\n"
+        "lakehouse submit --emr-serverless APP_ID --execution-role-arn ARN "
+        "--python-env env.tar.gz --dry-run",
+    ),
+    "cost": Command(
+        cmd_cost,
+        "monthly cost of this pipeline on AWS, from dated list prices",
+        "AWS",
+        "lakehouse cost --events-per-sec 1000 --event-bytes 300",
+    ),
+    "aws-policy": Command(
+        cmd_aws_policy,
+        "the job's or load generator's IAM policy for your account",
+        "AWS",
+        "LAKEHOUSE_TARGET=aws LAKEHOUSE_BUCKET=my-lakehouse lakehouse aws-policy job",
+    ),
+    "aws-trino-catalogs": Command(
+        cmd_aws_trino_catalogs,
+        "Trino's catalog files for the tables in Glue",
+        "AWS",
+        "LAKEHOUSE_TARGET=aws LAKEHOUSE_BUCKET=my-lakehouse "
+        "lakehouse aws-trino-catalogs etc/catalog",
+    ),
+    # --- development
+    "bench": Command(
+        cmd_bench,
+        "benchmark the job: throughput, freshness, CPU, commit cost",
+        "development",
+        "lakehouse bench --rates 1000 --run-time 2m\n"
+        "lakehouse bench --drain-events 200000 --profiles fast",
+    ),
+    "java-test": Command(
+        cmd_java_test,
+        "run the JUnit tests (Kinesis source, CDC service)",
+        "development",
+        "lakehouse java-test",
+    ),
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="lakehouse", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    parsers = {name: sub.add_parser(name, help=text) for name, (_, text) in COMMANDS.items()}
-    parsers["top"].add_argument("--every", type=float, default=2.0, help="seconds per refresh")
-    parsers["top"].add_argument("--once", action="store_true", help="print one screen and exit")
-    parsers["run"].add_argument("--background", action="store_true")
-    parsers["run"].add_argument(
-        "--cdc",
-        action="store_true",
-        help="the CDC part's tables (services/cdc/tables.yaml) from every table's stream",
+def duration(text: str) -> float:
+    """Seconds from a duration as Locust's --run-time takes it: 90, 90s, 5m, 1h30m, 1m30s."""
+    match = re.fullmatch(
+        r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s?)?", text.strip()
     )
-    parsers["run"].add_argument("job_args", nargs=argparse.REMAINDER)
-    from loadgen import options
+    if not text.strip() or match is None:
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 90, 90s, 5m, 1h30m)")
+    hours, minutes, seconds = (float(part or 0) for part in match.groups())
+    return hours * 3600 + minutes * 60 + seconds
 
-    for name in ("load", "demo"):
-        options.add_arguments(parsers[name], skip=SETTINGS_LOAD_OPTIONS)
-    parsers["verify"].add_argument("--table-suffix", default="_cow", help="_cow or _mor_ro")
-    parsers["verify"].add_argument(
-        "--compose", action="store_true", help="the compose stack's Locust web UI runs"
+
+def version_text() -> str:
+    """The package's version and the pinned versions of the engines (versions.env)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from lakehouse.config import REPO_ROOT, parse_env_file
+
+    try:
+        own = version("streaming-lakehouse-sandbox")
+    except PackageNotFoundError:
+        own = "(not installed)"
+    pinned = parse_env_file(REPO_ROOT / "versions.env")
+    return (
+        f"lakehouse {own}: Spark {pinned['PYSPARK_VERSION']}, Hudi {pinned['HUDI_VERSION']}, "
+        f"Trino {pinned['TRINO_VERSION']} (versions.env)"
     )
-    cdc_load = parsers["cdc-load"]
-    cdc_load.add_argument("--users", type=int, default=2)
-    cdc_load.add_argument("--transactions-per-sec", type=float, default=5, help="per user")
-    cdc_load.add_argument("--run-time", default="60s")
-    cdc_load.add_argument("--web", action="store_true", help="Locust's web UI instead")
-    parsers["verify"].add_argument(
-        "--cdc",
-        action="store_true",
-        help="the CDC part: each captured PostgreSQL table against its live view in Trino",
+
+
+class _Version(argparse.Action):
+    """--version, read only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show the versions and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        print(version_text())
+        parser.exit()
+
+
+def _overview() -> str:
+    """`lakehouse --help`'s list of commands, by group."""
+    width = max(len(name) for name in COMMANDS)
+    lines = ["commands:"]
+    for group in GROUPS:
+        lines.append(f"  {group}:")
+        lines += [
+            f"    {name:<{width}}  {command.help}"
+            for name, command in COMMANDS.items()
+            if command.group == group
+        ]
+    lines += ["", "`lakehouse COMMAND --help` lists a command's options, with examples."]
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lakehouse",
+        usage="lakehouse [-h] [--version] COMMAND ...",
+        description=__doc__,
+        epilog=_overview(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parsers["verify"].add_argument(
-        "--tables", help="with --cdc: the tables file (default: services/cdc/tables.yaml)"
+    parser.add_argument("--version", action=_Version)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", prog="lakehouse")
+    parsers = {
+        name: sub.add_parser(name, **_described(command.help, command.examples))
+        for name, command in COMMANDS.items()
+    }
+    _stack_arguments(parsers)
+    _pipeline_arguments(parsers)
+    _tables_arguments(parsers)
+    _aws_arguments(parsers)
+    add_bench_arguments(parsers["bench"])
+    return parser
+
+
+def _described(text: str, examples: str) -> dict[str, Any]:
+    """A subcommand's description, and its examples at the end of its --help."""
+    lines = "\n".join(f"  {line}" for line in examples.split("\n"))
+    return {
+        "help": text,
+        "description": text,
+        "epilog": f"examples:\n{lines}",
+        "formatter_class": argparse.RawDescriptionHelpFormatter,
+    }
+
+
+def _tables_option(
+    parser: argparse.ArgumentParser,
+    what: str = "",
+    default: str = "$LAKEHOUSE_TABLES, else the packaged one",
+) -> None:
+    parser.add_argument(
+        "--tables", metavar="FILE", help=f"the tables file{what} (default: {default})"
     )
+
+
+def _log_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-f", "--follow", action="store_true", help="then print what follows")
+    parser.add_argument(
+        "-n", "--lines", type=int, default=200, help="how many last lines (default: 200)"
+    )
+
+
+def _stack_arguments(parsers: dict[str, argparse.ArgumentParser]) -> None:
     parsers["up"].add_argument(
         "--cdc",
         action="store_true",
         help="also the CDC part: PostgreSQL and the Debezium service (or CDC_ENABLED=1)",
     )
-    for name in ("sql", "spark-sql"):
-        parsers[name].add_argument("shell_args", nargs=argparse.REMAINDER)
-    parsers["notebook"].add_argument("--port", type=int, default=shells.NOTEBOOK_PORT)
+    logs = parsers["logs"]
+    logs.add_argument(
+        "service",
+        choices=[*service_names(), *CDC_SERVICE_BUILDERS, stack.JOB],
+        help="the service (the names `lakehouse status` shows), or job",
+    )
+    _log_options(logs)
+    top = parsers["top"]
+    top.add_argument(
+        "--every", type=duration, default=2.0, help="time between refreshes (default: 2s)"
+    )
+    top.add_argument("--once", action="store_true", help="print one screen and exit")
     compose = parsers["compose"]
     compose.add_argument(
         "action",
@@ -720,25 +1079,163 @@ def build_parser() -> argparse.ArgumentParser:
     )
     compose.add_argument("--volumes", action="store_true", help="down: delete the data too")
     compose.add_argument("compose_args", nargs=argparse.REMAINDER, help="up: more compose args")
-    add_bench_arguments(parsers["bench"])
+
+
+def _job_options(parser: argparse.ArgumentParser) -> None:
+    """How `run` and `job start` name the job's tables file and its own options."""
+    _tables_option(parser, " the job reads")
+    parser.add_argument(
+        "--cdc",
+        action="store_true",
+        help="the CDC part's tables (services/cdc/tables.yaml) from every table's stream",
+    )
+    parser.add_argument(
+        "job_args",
+        nargs=argparse.REMAINDER,
+        help="the job's own options, after -- (`python -m lakehouse_job.job --help`)",
+    )
+
+
+def _pipeline_arguments(parsers: dict[str, argparse.ArgumentParser]) -> None:
+    run = parsers["run"]
+    run.add_argument(
+        "--background",
+        action="store_true",
+        help="supervised, like the services: restarted if it fails, stopped by `lakehouse "
+        "down` or `lakehouse job stop` (same as `lakehouse job start`); without it, in the "
+        "foreground until Ctrl-C, which stops it after the batch in flight",
+    )
+    _job_options(run)
+    job = parsers["job"].add_subparsers(
+        dest="action", required=True, metavar="ACTION", prog="lakehouse job"
+    )
+    start = job.add_parser(
+        "start",
+        **_described(
+            "start it supervised, as `run --background`",
+            "lakehouse job start\n"
+            "lakehouse job start --tables my-tables.yaml -- --trigger-seconds 10",
+        ),
+    )
+    _job_options(start)
+    stop = job.add_parser(
+        "stop",
+        **_described(
+            "stop it after the batch in flight (SIGTERM, as `lakehouse down` does)",
+            "lakehouse job stop",
+        ),
+    )
+    restart = job.add_parser(
+        "restart",
+        **_described(
+            "stop it, then start it with the options it ran with, re-reading the tables file "
+            "(`lakehouse schema diff` shows first what the start will change)",
+            "lakehouse job restart\nlakehouse job restart --tables my-tables.yaml",
+        ),
+    )
+    _tables_option(restart, " to read from now on", "the one it ran with")
+    restart.add_argument(
+        "job_args",
+        nargs=argparse.REMAINDER,
+        help="the job's own options, after -- (default: those it ran with)",
+    )
+    for action in (stop, restart):
+        action.add_argument(
+            "--timeout",
+            type=duration,
+            default=job_control.STOP_TIMEOUT_S,
+            help="how long the batch in flight may take before the job is killed "
+            f"(default: {job_control.STOP_TIMEOUT_S:.0f}s)",
+        )
+    _log_options(
+        job.add_parser(
+            "logs",
+            **_described(
+                "its log: the last lines, -f to follow", "lakehouse job logs\nlakehouse job logs -f"
+            ),
+        )
+    )
+    for action in job.choices.values():
+        action.add_argument(
+            "--compose", action="store_true", help="print the Compose stack's command instead"
+        )
+    parsers["job"].set_defaults(tables=None, job_args=[], cdc=False)
+    send = parsers["send"]
+    send.add_argument("file", help="JSON lines, one record a line; - for standard input")
+    send.add_argument("--stream", help="default: the stack's stream (KINESIS_STREAM_NAME)")
+    _tables_option(send, " whose record rules each line is held to")
+    send.add_argument(
+        "--send-invalid",
+        action="store_true",
+        help="send the lines the job will quarantine too (to try the quarantine)",
+    )
+    send.add_argument(
+        "--kpl-aggregate",
+        type=int,
+        default=0,
+        metavar="N",
+        help="N records to a KPL-aggregated Kinesis record (default 0: plain records)",
+    )
+    send.add_argument(
+        "--max-attempts", type=int, default=8, help="PutRecords attempts per record (default: 8)"
+    )
+    from loadgen import options
+
+    for name in ("load", "demo"):
+        options.add_arguments(parsers[name], skip=(*SETTINGS_LOAD_OPTIONS, "tables_file"))
+        parsers[name].add_argument(
+            "--tables",
+            "--tables-file",
+            dest="tables_file",
+            default="",
+            metavar="FILE",
+            help="the tables file (default: $LAKEHOUSE_TABLES, else the packaged one; "
+            "--tables-file is its former name)",
+        )
+    verify = parsers["verify"]
+    verify.add_argument("--table-suffix", default="_cow", help="_cow or _mor_ro")
+    verify.add_argument(
+        "--compose", action="store_true", help="the compose stack's Locust web UI runs"
+    )
+    verify.add_argument(
+        "--cdc",
+        action="store_true",
+        help="the CDC part: each captured PostgreSQL table against its live view in Trino",
+    )
+    verify.add_argument(
+        "--tables", help="with --cdc: the tables file (default: services/cdc/tables.yaml)"
+    )
+    cdc_load = parsers["cdc-load"]
+    cdc_load.add_argument("--users", type=int, default=2)
+    cdc_load.add_argument("--transactions-per-sec", type=float, default=5, help="per user")
+    cdc_load.add_argument("--run-time", default="60s", help="how long, e.g. 60s, 5m")
+    cdc_load.add_argument("--web", action="store_true", help="Locust's web UI instead")
+    for name in ("sql", "spark-sql"):
+        parsers[name].add_argument("shell_args", nargs=argparse.REMAINDER)
+    parsers["notebook"].add_argument("--port", type=int, default=shells.NOTEBOOK_PORT)
+
+
+def _tables_arguments(parsers: dict[str, argparse.ArgumentParser]) -> None:
+    _tables_option(parsers["tables"])
     schema = parsers["schema"]
     schema.add_argument("action", choices=["diff"])
-    schema.add_argument("--tables", help="tables file (default: $LAKEHOUSE_TABLES, else packaged)")
+    _tables_option(schema)
     schema.add_argument("--warehouse", help="the job's --warehouse (default: the local stack's)")
     backfill = parsers["backfill"]
     backfill.add_argument("--table", required=True, help="the tables file entry, e.g. orders")
     backfill.add_argument(
         "--from", dest="arrived_from", help="records that arrived from this time on (ISO 8601)"
     )
-    backfill.add_argument(
-        "--tables", help="tables file (default: $LAKEHOUSE_TABLES, else packaged)"
-    )
+    _tables_option(backfill)
     backfill.add_argument(
         "--from-quarantine",
         action="store_true",
         help="the entry's quarantined records instead of its raw copy: those the job accepts "
         "now (a type declared or widened since) go to its tables and leave the quarantine",
     )
+
+
+def _aws_arguments(parsers: dict[str, argparse.ArgumentParser]) -> None:
     submit = parsers["submit"]
     submit.add_argument(
         "--master",
@@ -808,22 +1305,26 @@ def build_parser() -> argparse.ArgumentParser:
     policy = parsers["aws-policy"]
     policy.add_argument("role", choices=["job", "load-generator"])
     policy.add_argument("--stream", help="stream name or pattern (default: KINESIS_STREAM_NAME)")
-    return parser
 
 
 def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rates", default="1000,2500,5000", help="input events/s, comma-separated")
     p.add_argument(
+        "--run-time",
         "--seconds",
-        type=float,
+        dest="seconds",
+        type=duration,
         default=60,
-        help="sending time per rate (the budget's figure is over 600: a job's JIT compiler "
-        "is still busy in its first minutes, see the p95 by minute)",
+        help="sending time per rate, e.g. 60s, 10m (the budget's figure is over 10m: a job's "
+        "JIT compiler is still busy in its first minutes, see the p95 by minute; --seconds "
+        "is its former name)",
     )
     p.add_argument("--keys", type=int, default=50_000, help="distinct order ids sent")
     p.add_argument("--shards", type=int, default=4)
-    p.add_argument("--trigger", type=float, default=2.0, help="job trigger interval (s)")
-    p.add_argument("--drain", type=float, default=60, help="max seconds to wait after sending")
+    p.add_argument("--trigger", type=duration, default=2.0, help="job trigger interval (2s)")
+    p.add_argument(
+        "--drain", type=duration, default=60, help="longest wait after sending (default: 60s)"
+    )
     p.add_argument(
         "--profiles",
         default="fast,baseline",
@@ -833,7 +1334,7 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
         "writes), fast-nometrics (fast without its Prometheus metrics and Hudi's)",
     )
     p.add_argument(
-        "--warmup", type=float, default=60, help="seconds sent at the rate before measuring"
+        "--warmup", type=duration, default=60, help="time sent at the rate before measuring (60s)"
     )
     p.add_argument(
         "--probe",
@@ -895,8 +1396,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         settings = load_settings()
-        handler, _ = COMMANDS[args.command]
-        return handler(settings, args)
+        return COMMANDS[args.command].handler(settings, args)
     except (
         ConfigError,
         InstallError,

@@ -11,10 +11,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
-from lakehouse import stack
+from lakehouse import job_control, stack
 from lakehouse.clients import Endpoints, trino_connection
 from lakehouse.config import Settings
-from lakehouse.job_launcher import default_job_args, job_spec
 from lakehouse.supervisor import log_tail
 from lakehouse_tables.declarations import load_tables
 
@@ -34,10 +33,8 @@ def start_job(settings: Settings, progress: Progress) -> None:
 
     The ledger and the job's metrics accumulate across demo runs, like the
     tables do; `make clean-state` removes all three together."""
-    supervisor = stack.supervisor_for(settings)
-    supervisor.stop(stack.JOB, timeout_s=60)
-    args = [*default_job_args(settings), "--metrics-file", str(metrics_file(settings))]
-    supervisor.start(job_spec(settings, args), progress)
+    stack.supervisor_for(settings).stop(stack.JOB, timeout_s=job_control.STOP_TIMEOUT_S)
+    job_control.start(settings, ["--metrics-file", str(metrics_file(settings))], progress)
 
 
 def records_processed(settings: Settings) -> int:
