@@ -23,8 +23,8 @@ import uuid
 from pathlib import Path
 from urllib.parse import urlparse
 
-from lakehouse.bench import procstats
-from lakehouse.bootstrap import ensure_stream
+from lakehouse.core import procstats
+from lakehouse.core.bootstrap import ensure_stream
 from lakehouse_tables.declarations import load_tables
 from loadgen.kinesis import make_client
 from loadgen.models import EventGenerator, GenConfig, parse_mix

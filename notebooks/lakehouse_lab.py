@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lakehouse.clients import Endpoints, kinesis_client, s3_client, trino_connection
-from lakehouse.config import load_settings
+from lakehouse.core.clients import Endpoints, kinesis_client, s3_client, trino_connection
+from lakehouse.core.config import load_settings
 from lakehouse_tables.declarations import Tables, load_tables
 
 
@@ -287,7 +287,7 @@ class Lakehouse:
         own when `make notebook` or the compose image set it, else local mode's."""
         if "PYSPARK_SUBMIT_ARGS" in os.environ:
             return dict(os.environ)
-        from lakehouse.shells import spark_env
+        from lakehouse.local.shells import spark_env
 
         return spark_env(load_settings())
 
@@ -301,8 +301,8 @@ class Lakehouse:
     def job_metrics(self) -> list[dict[str, Any]]:
         """The job's per-batch measurements (`--metrics-file`), where this kernel can read
         them: local mode's .local/logs/job-metrics.jsonl. Empty elsewhere."""
-        from lakehouse.config import ConfigError
-        from lakehouse.demo import metrics_file
+        from lakehouse.core.config import ConfigError
+        from lakehouse.local.demo import metrics_file
 
         try:
             path = metrics_file(load_settings())

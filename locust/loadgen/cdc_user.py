@@ -22,7 +22,7 @@ from typing import Any
 
 from lakehouse import cdc
 from lakehouse.cdc_workload import Workload
-from lakehouse.config import load_settings
+from lakehouse.core.config import load_settings
 
 DEFAULT_TRANSACTIONS_PER_SEC = 2.0
 

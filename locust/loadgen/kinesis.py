@@ -20,7 +20,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from lakehouse.clients import Endpoints, kinesis_client
+from lakehouse.core.clients import Endpoints, kinesis_client
 from loadgen.batching import HasPayload, record_size
 
 # whole-call errors worth retrying; anything else (ResourceNotFound, Validation...) fails the batch

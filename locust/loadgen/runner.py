@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from lakehouse.interrupts import sigterm_interrupts
+from lakehouse.core.interrupts import sigterm_interrupts
 from loadgen import options as load_options
 from loadgen.options import LoadOptions
 

@@ -29,7 +29,7 @@ import time
 from argparse import Namespace
 from typing import Any, ClassVar
 
-from lakehouse.bootstrap import ensure_stream
+from lakehouse.core.bootstrap import ensure_stream
 from lakehouse_tables.declarations import load_tables
 from loadgen import kpl
 from loadgen.batching import BatchLimits, split_batches

@@ -20,8 +20,8 @@ case "$role" in
     exec "$SPARK_HOME/bin/spark-class" org.apache.spark.deploy.worker.Worker \
       --webui-port 8081 "$@" "$SPARK_MASTER_URL" ;;
   job)
-    python -m lakehouse.bootstrap
-    # As local mode (src/lakehouse/job_launcher.py): python is the driver's parent
+    python -m lakehouse.core.bootstrap
+    # As local mode (src/lakehouse/local/job_launcher.py): python is the driver's parent
     # process, so SIGTERM (docker stop) reaches the job's graceful stop. Every node has
     # the jars in its image: a class path, not --jars (which copies ~390 MB per start).
     export PYSPARK_SUBMIT_ARGS="--master $SPARK_MASTER_URL --deploy-mode client \
@@ -41,8 +41,8 @@ case "$role" in
     exec "$0" job --stream "$streams" --tables /opt/lakehouse/cdc/tables.yaml "$@" ;;
   metastore)
     cp="${HIVE_CONF_DIR:-/opt/hive/conf}:$SPARK_HOME/jars/*:$(ls /opt/lakehouse/jars/hadoop-aws-*.jar):$(ls /opt/lakehouse/jars/aws-java-sdk-bundle-*.jar):/usr/share/java/postgresql.jar"
-    # As local mode: the schema step (lakehouse.metastore_schema) first, then the metastore.
-    exec python -m lakehouse.metastore_schema -- java "-Xmx${HMS_HEAP:-384m}" -cp "$cp" org.apache.hadoop.hive.metastore.HiveMetaStore -p "${HMS_PORT:-9083}" "$@" ;;
+    # As local mode: the schema step (lakehouse.local.metastore_schema) first, then the metastore.
+    exec python -m lakehouse.local.metastore_schema -- java "-Xmx${HMS_HEAP:-384m}" -cp "$cp" org.apache.hadoop.hive.metastore.HiveMetaStore -p "${HMS_PORT:-9083}" "$@" ;;
   driver)
     # Spark starts the pod as `driver --properties-file F --class
     # org.apache.spark.deploy.PythonRunner local:///opt/lakehouse/run_job.py JOB_ARGS...`.

@@ -32,7 +32,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 # The benchmark runs from local mode, beside the lakehouse CLI package.
-from lakehouse.bench import procstats
+from lakehouse.core import procstats
 from lakehouse_job.hudi_options import PROFILES, Profile, SinkSettings, hudi_options, table_path
 from lakehouse_job.spark_schema import valid_row_type
 from lakehouse_tables import columns

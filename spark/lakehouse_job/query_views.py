@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from lakehouse.clients import Endpoints, trino_connection
+from lakehouse.core.clients import Endpoints, trino_connection
 from lakehouse_job.hudi_options import SinkSettings
 from lakehouse_job.sinks import raw_json_path
 from lakehouse_tables.declarations import TableSpec

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from lakehouse.compose import ComposeError, engine, images, project
-from lakehouse.config import REPO_ROOT, Settings, load_settings
+from lakehouse.core.config import REPO_ROOT, Settings, load_settings
 
 # Host ports for the tests' stacks (the local stack may hold the defaults).
 HOST_PORTS = {

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from lakehouse.clients import Endpoints, trino_connection
-from lakehouse.config import Settings
+from lakehouse.core.clients import Endpoints, trino_connection
+from lakehouse.core.config import Settings
 from tests.containers.conftest import Stack
 
 pytestmark = pytest.mark.containers
@@ -157,7 +157,7 @@ def test_prometheus_scrapes_every_service_and_every_dashboard_panel_has_data(
     """A load started from the Locust web UI's API moves every series the Grafana dashboards
     chart (tests.support.dashboards), and every target Prometheus scrapes is up. After the
     ledger check (this load's rows are not in its ledger), with the job started again."""
-    from lakehouse import top
+    from lakehouse.inspect import top
     from tests.support.dashboards import panel_queries, queries_without_data
 
     def prometheus(path: str) -> Any:

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from lakehouse import installers
-from lakehouse import stack as stack_module
-from lakehouse.class_archive import ARCHIVE_ENV
-from lakehouse.clients import kinesis_client
-from lakehouse.config import Settings, load_settings
-from lakehouse.job_launcher import JIT_ENV, job_env
-from lakehouse.services import SERVICES_JIT_ENV
+from lakehouse.core.clients import kinesis_client
+from lakehouse.core.config import Settings, load_settings
+from lakehouse.local import installers
+from lakehouse.local import stack as stack_module
+from lakehouse.local.class_archive import ARCHIVE_ENV
+from lakehouse.local.job_launcher import JIT_ENV, job_env
+from lakehouse.local.services import SERVICES_JIT_ENV
 from tests.support import scenario as scripted
 from tests.support import stack_sessions
 from tests.support.leftovers import SESSION_ENV
@@ -58,7 +58,7 @@ def stack_settings() -> Settings:
 
 
 def _record_class_archive(settings: Settings, tmp: Path) -> None:
-    """The job's class-data archive (lakehouse.class_archive), recorded before the first
+    """The job's class-data archive (lakehouse.local.class_archive), recorded before the first
     test when there is none (a fresh clone, a new jar): otherwise the first job to exit
     records it minutes in, after the longest tests started without it. A short job over
     every kind of record loads the classes the tests' jobs do; call under stack_sessions.lock, so

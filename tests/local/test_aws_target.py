@@ -19,14 +19,14 @@ import pyarrow as pa
 import pytest
 from botocore.exceptions import ClientError
 
-from lakehouse import installers
-from lakehouse.aws_policy import render
-from lakehouse.bootstrap import ensure_stream
-from lakehouse.clients import Endpoints, hudi_rs_table, kinesis_client, trino_connection
-from lakehouse.config import Settings, load_settings
-from lakehouse.job_launcher import job_env
-from lakehouse.trino_glue import glue_catalogs
-from lakehouse.truststore import java_options, java_truststore
+from lakehouse.aws.policy import render
+from lakehouse.aws.trino_glue import glue_catalogs
+from lakehouse.core.bootstrap import ensure_stream
+from lakehouse.core.clients import Endpoints, hudi_rs_table, kinesis_client, trino_connection
+from lakehouse.core.config import Settings, load_settings
+from lakehouse.local import installers
+from lakehouse.local.job_launcher import job_env
+from lakehouse.local.truststore import java_options, java_truststore
 from lakehouse_tables.declarations import TABLES_YAML, load_tables
 from loadgen.ledger import expected_state, read_ledger
 from loadgen.options import LoadOptions

@@ -14,7 +14,7 @@ import pytest
 
 from lakehouse import cdc
 from lakehouse.cdc_workload import Workload, locust_command
-from lakehouse.clients import trino_connection
+from lakehouse.core.clients import trino_connection
 from tests.support.cdc import (
     assert_lake_equals_database,
     cdc_job_args,

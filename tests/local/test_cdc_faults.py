@@ -17,7 +17,7 @@ import pytest
 
 from lakehouse import cdc
 from lakehouse.cdc_workload import Workload
-from lakehouse.supervisor import Supervisor
+from lakehouse.local.supervisor import Supervisor
 from tests.support.cdc import (
     CdcPart,
     assert_lake_equals_database,

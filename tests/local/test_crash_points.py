@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from lakehouse.job_launcher import job_spec
-from lakehouse.supervisor import Supervisor
+from lakehouse.local.job_launcher import job_spec
+from lakehouse.local.supervisor import Supervisor
 from lakehouse_job.crash_points import POINTS_ENV, STATE_ENV, fired_points
 from tests.support import scenario as scripted
 from tests.support.checks import assert_sinks_hold

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from lakehouse import stack as stack_module
-from lakehouse.job_launcher import job_spec
-from lakehouse.services import metastore_spec, minio_spec, trino_spec
-from lakehouse.supervisor import Supervisor
+from lakehouse.local import stack as stack_module
+from lakehouse.local.job_launcher import job_spec
+from lakehouse.local.services import metastore_spec, minio_spec, trino_spec
+from lakehouse.local.supervisor import Supervisor
 from lakehouse_job.job import EXIT_REFUSED_CONFIG
 from tests.support import scenario as scripted
 from tests.support.checks import assert_sinks_hold

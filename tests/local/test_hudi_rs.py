@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 from hudi import HudiQueryType, HudiReadOptions
 
-from lakehouse.clients import hudi_rs_table
+from lakehouse.core.clients import hudi_rs_table
 from tests.support.pipeline import Run, iso_ms, tail, wait_for
 
 # One worker runs this module's tests, which share its module-scoped fixtures

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from lakehouse.job_launcher import QUICK_JIT
+from lakehouse.local.job_launcher import QUICK_JIT
 
 # One worker runs this module's tests, which share its module-scoped fixtures
 # (tests/support/xdist_modules.py).

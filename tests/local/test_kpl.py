@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from lakehouse import demo
-from lakehouse.clients import trino_connection
-from lakehouse.job_launcher import job_spec
-from lakehouse.supervisor import Supervisor
+from lakehouse.core.clients import trino_connection
+from lakehouse.local import demo
+from lakehouse.local.job_launcher import job_spec
+from lakehouse.local.supervisor import Supervisor
 from lakehouse_job.crash_points import POINTS_ENV, STATE_ENV, fired_points
 from lakehouse_tables.declarations import load_tables
 from loadgen import verify

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from lakehouse.bootstrap import ensure_stream
+from lakehouse.core.bootstrap import ensure_stream
 from lakehouse_tables.declarations import load_tables
 from loadgen.kinesis import make_client
 from loadgen.ledger import expected_state, ledger_files, read_ledger

@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
-from lakehouse import stack as stack_module
-from lakehouse.clients import trino_connection
-from lakehouse.job_launcher import job_spec
-from lakehouse.services import metastore_spec, minio_spec, trino_spec
-from lakehouse.supervisor import ServiceSpec, Supervisor
+from lakehouse.core.clients import trino_connection
+from lakehouse.local import stack as stack_module
+from lakehouse.local.job_launcher import job_spec
+from lakehouse.local.services import metastore_spec, minio_spec, trino_spec
+from lakehouse.local.supervisor import ServiceSpec, Supervisor
 from lakehouse_tables.declarations import load_tables
 from loadgen import verify
 from loadgen.ledger import classify, entry_data, read_ledger

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from lakehouse import shells
-from lakehouse import stack as stack_module
-from lakehouse.config import Settings
+from lakehouse.core.config import Settings
+from lakehouse.local import shells
+from lakehouse.local import stack as stack_module
 from tests.local.conftest import Stack
 from tests.support.cdc import cdc_part
 

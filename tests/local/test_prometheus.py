@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from lakehouse import installers, top
-from lakehouse.config import load_settings
-from lakehouse.job_launcher import job_env
-from lakehouse.services import service_names
+from lakehouse.core.config import load_settings
+from lakehouse.inspect import top
+from lakehouse.local import installers
+from lakehouse.local.job_launcher import job_env
+from lakehouse.local.services import service_names
 from tests.support.dashboards import panel_queries, queries_without_data
 from tests.support.pipeline import Run, tail, wait_for
 from tests.support.ports import free_port
@@ -144,7 +145,7 @@ def check_the_job_and_its_alerts(
         return {t["scrapeUrl"]: t["lastError"] for t in watched if t["health"] != "up"}
 
     wait_for(lambda: targets_down() == {}, 30, "every target up")
-    # Each service's process group (lakehouse.process_exporter): Trino's JVM alone holds
+    # Each service's process group (lakehouse.local.process_exporter): Trino's JVM alone holds
     # hundreds of MiB, and every service of the stack is there.
     services = set(service_names())
     up = 'lakehouse_service_up{job="processes"} == 1'

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from lakehouse import cli
-from lakehouse.job_launcher import job_command, job_env, job_spec
-from lakehouse.supervisor import Supervisor
+from lakehouse.local.job_launcher import job_command, job_env, job_spec
+from lakehouse.local.supervisor import Supervisor
 from lakehouse_job.crash_points import POINTS_ENV, STATE_ENV, fired_points
 from lakehouse_job.job import EXIT_REFUSED_CONFIG
 from lakehouse_tables.declarations import TABLES_YAML

@@ -9,7 +9,7 @@ import pytest
 import trino
 from minio import Minio
 
-from lakehouse import stack as stack_module
+from lakehouse.local import stack as stack_module
 
 pytestmark = pytest.mark.local
 

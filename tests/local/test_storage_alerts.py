@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 
-from lakehouse.clients import s3_client
-from lakehouse.services import minio_server
+from lakehouse.core.clients import s3_client
+from lakehouse.local.services import minio_server
 from tests.support.pipeline import Run, tail, wait_for
 from tests.support.ports import free_port
 from tests.support.prometheus import (

@@ -31,7 +31,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from lakehouse.config import REPO_ROOT
+from lakehouse.core.config import REPO_ROOT
 from tests.support.ports import free_port
 
 # moto's default account: a simulation's, not anyone's.

@@ -21,11 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lakehouse import cdc, stack
-from lakehouse.clients import kinesis_client, trino_connection
-from lakehouse.config import Settings
-from lakehouse.services import CDC_SERVICE_BUILDERS
-from lakehouse.supervisor import ServiceError, Supervisor
+from lakehouse import cdc
+from lakehouse.core.clients import kinesis_client, trino_connection
+from lakehouse.core.config import Settings
+from lakehouse.local import stack
+from lakehouse.local.services import CDC_SERVICE_BUILDERS
+from lakehouse.local.supervisor import ServiceError, Supervisor
 from lakehouse_tables.declarations import Tables, load_tables
 from tests.support.leftovers import owner_marks
 from tests.support.pipeline import Run, wait_for

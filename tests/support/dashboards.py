@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lakehouse.config import SERVICES_DIR
+from lakehouse.core.config import SERVICES_DIR
 
 DASHBOARDS = SERVICES_DIR / "grafana" / "dashboards"
 

@@ -68,7 +68,7 @@ def remove_leftovers(session: str, say: Callable[[str], None] = print) -> None:
     """`kill_leftovers`, then stop the stack if the session's tests started it and no other
     session uses it."""
     kill_leftovers(session, say)
-    from lakehouse.config import load_settings  # the project's, only when needed
+    from lakehouse.core.config import load_settings  # the project's, only when needed
     from tests.support import stack_sessions
 
     if stack_sessions.leave(load_settings(), session=session):

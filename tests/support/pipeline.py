@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from lakehouse.bootstrap import ensure_stream
-from lakehouse.clients import kinesis_client, s3_client, trino_connection
-from lakehouse.config import Settings
-from lakehouse.job_launcher import job_command, job_env
+from lakehouse.core.bootstrap import ensure_stream
+from lakehouse.core.clients import kinesis_client, s3_client, trino_connection
+from lakehouse.core.config import Settings
+from lakehouse.local.job_launcher import job_command, job_env
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from lakehouse.services import prometheus_config_dir
+from lakehouse.local.services import prometheus_config_dir
 from tests.support.pipeline import Run
 
 

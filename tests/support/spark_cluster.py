@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pyspark
 
-from lakehouse import installers
-from lakehouse.job_launcher import QUICK_JIT
+from lakehouse.local import installers
+from lakehouse.local.job_launcher import QUICK_JIT
 from tests.support.leftovers import owner_marks
 from tests.support.ports import free_port
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-from lakehouse.config import Settings
+from lakehouse.core.config import Settings
 
 # In the stack's state folder while a test session that started the stack runs.
 STARTED_MARKER: Final = "test-stack.started"
@@ -60,7 +60,7 @@ def leave(settings: Settings, *, pid: int | None = None, session: str | None = N
         marker = started_marker(settings)
         if not leaving or staying or not marker.exists():
             return False
-        from lakehouse import stack as stack_module  # the project's, only when needed
+        from lakehouse.local import stack as stack_module  # the project's, only when needed
 
         stack_module.down(settings)
         marker.unlink()

@@ -10,10 +10,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from lakehouse import installers
-from lakehouse.clients import Endpoints, trino_connection
-from lakehouse.config import SERVICES_DIR, Settings
-from lakehouse.job_launcher import QUICK_JIT
+from lakehouse.core.clients import Endpoints, trino_connection
+from lakehouse.core.config import SERVICES_DIR, Settings
+from lakehouse.local import installers
+from lakehouse.local.job_launcher import QUICK_JIT
 from tests.support.leftovers import owner_marks
 from tests.support.ports import free_port
 

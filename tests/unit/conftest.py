@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from lakehouse.job_launcher import QUICK_JIT
+from lakehouse.local.job_launcher import QUICK_JIT
 
 
 @pytest.fixture(scope="session")

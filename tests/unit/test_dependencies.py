@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lakehouse.config import REPO_ROOT, parse_env_file
+from lakehouse.core.config import REPO_ROOT, parse_env_file
 
 pytestmark = pytest.mark.unit
 

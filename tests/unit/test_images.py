@@ -22,7 +22,7 @@ from typing import TypeVar
 import pytest
 from packaging.requirements import Requirement
 
-from lakehouse.config import REPO_ROOT
+from lakehouse.core.config import REPO_ROOT
 
 pytestmark = pytest.mark.unit
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from lakehouse.config import REPO_ROOT
+from lakehouse.core.config import REPO_ROOT
 
 pytestmark = pytest.mark.unit
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lakehouse.bench import JOB_RECORDS_PER_SHARD, leftovers, procstats
+from lakehouse.bench import JOB_RECORDS_PER_SHARD, leftovers
 from lakehouse.bench.pipeline import (
     COMPONENTS,
     Variants,
@@ -43,10 +43,11 @@ from lakehouse.bench.pipeline import (
     orders_only,
     profile_settings,
 )
-from lakehouse.bootstrap import delete_stream, ensure_stream
-from lakehouse.clients import kinesis_client
-from lakehouse.config import Settings
-from lakehouse.job_launcher import job_command, job_env
+from lakehouse.core import procstats
+from lakehouse.core.bootstrap import delete_stream, ensure_stream
+from lakehouse.core.clients import kinesis_client
+from lakehouse.core.config import Settings
+from lakehouse.local.job_launcher import job_command, job_env
 
 PUT_BATCH = 500  # PutRecords' maximum
 

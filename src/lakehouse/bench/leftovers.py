@@ -13,9 +13,9 @@ import subprocess
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from lakehouse.clients import s3_client
-from lakehouse.config import Settings
-from lakehouse.job_launcher import job_command, job_env
+from lakehouse.core.clients import s3_client
+from lakehouse.core.config import Settings
+from lakehouse.local.job_launcher import job_command, job_env
 
 DELETE_BATCH = 1000  # S3's DeleteObjects takes at most 1,000 keys a request
 

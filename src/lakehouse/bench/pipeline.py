@@ -32,11 +32,12 @@ from typing import Any
 
 import yaml
 
-from lakehouse.bench import freshness, leftovers, procstats, table_freshness
-from lakehouse.bootstrap import delete_stream, ensure_stream
-from lakehouse.clients import hudi_rs_table, kinesis_client, s3_client, trino_connection
-from lakehouse.config import Settings
-from lakehouse.job_launcher import job_command, job_env
+from lakehouse.bench import freshness, leftovers, table_freshness
+from lakehouse.core import procstats
+from lakehouse.core.bootstrap import delete_stream, ensure_stream
+from lakehouse.core.clients import hudi_rs_table, kinesis_client, s3_client, trino_connection
+from lakehouse.core.config import Settings
+from lakehouse.local.job_launcher import job_command, job_env
 from lakehouse_tables.declarations import TABLES_YAML
 
 # Command-line patterns of the Kinesis engines' processes.

@@ -16,8 +16,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 
-from lakehouse import stack
-from lakehouse.bench import JOB_RECORDS_PER_SHARD, leftovers, pipeline, procstats
+from lakehouse.bench import JOB_RECORDS_PER_SHARD, leftovers, pipeline
 from lakehouse.bench.drain import DrainOptions, run_drain, spread
 from lakehouse.bench.pipeline import (
     KINESIS_ENGINES,
@@ -29,8 +28,10 @@ from lakehouse.bench.pipeline import (
 )
 from lakehouse.bench.plots import write_plots
 from lakehouse.bench.warmup import ensure_class_archive
-from lakehouse.config import REPO_ROOT, Settings
-from lakehouse.job_launcher import job_env
+from lakehouse.core import procstats
+from lakehouse.core.config import REPO_ROOT, Settings
+from lakehouse.local import stack
+from lakehouse.local.job_launcher import job_env
 
 
 @dataclass(frozen=True)

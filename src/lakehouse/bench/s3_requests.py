@@ -19,10 +19,10 @@ from pathlib import Path
 
 from lakehouse.bench import leftovers
 from lakehouse.bench.drain import fill, order_payloads
-from lakehouse.bootstrap import delete_stream, ensure_stream
-from lakehouse.clients import kinesis_client
-from lakehouse.config import Settings
-from lakehouse.job_launcher import job_command, job_env
+from lakehouse.core.bootstrap import delete_stream, ensure_stream
+from lakehouse.core.clients import kinesis_client
+from lakehouse.core.config import Settings
+from lakehouse.local.job_launcher import job_command, job_env
 
 # S3's price classes: PUT, COPY, POST and LIST at one price, deletes free, the rest (GET,
 # HEAD) at the other.

@@ -1,6 +1,6 @@
 """The job's class-data archive recorded before a benchmark measures anything.
 
-The benchmark's jobs map the archive of their class path (lakehouse.class_archive) but do
+The benchmark's jobs map the archive of their class path (lakehouse.local.class_archive) but do
 not record one: a run recording it would pay for writing it at exit. After a change of jar
 or JDK there is none until a job records it, and every run would start without it (about
 twice the start-up CPU). So when there is none, a short job over a few thousand orders,
@@ -15,11 +15,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from lakehouse.bench.drain import available_now_args, fill, order_payloads
-from lakehouse.bootstrap import delete_stream, ensure_stream
-from lakehouse.class_archive import ARCHIVE_ENV
-from lakehouse.clients import kinesis_client
-from lakehouse.config import Settings
-from lakehouse.job_launcher import job_command, job_env
+from lakehouse.core.bootstrap import delete_stream, ensure_stream
+from lakehouse.core.clients import kinesis_client
+from lakehouse.core.config import Settings
+from lakehouse.local.class_archive import ARCHIVE_ENV
+from lakehouse.local.job_launcher import job_command, job_env
 
 WARMUP_EVENTS = 4_000
 

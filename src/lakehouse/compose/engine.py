@@ -26,8 +26,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from lakehouse.compose import ComposeError
-from lakehouse.config import Settings
-from lakehouse.supervisor import log_tail
+from lakehouse.core.config import Settings
+from lakehouse.local.supervisor import log_tail
 
 Progress = Callable[[str], None]
 COMPOSE_MODULE = "github.com/docker/compose/v2"

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lakehouse.compose.engine import Progress, run, succeeds
-from lakehouse.config import REPO_ROOT, Settings
+from lakehouse.core.config import REPO_ROOT, Settings
 
 BASE_IMAGE = "debian:bookworm-slim"
 HOST_CA_DIR = Path("/usr/local/share/ca-certificates")
@@ -177,7 +177,7 @@ def _stage_localstack(context: Path, settings: Settings, progress: Progress) -> 
 
 
 def _stage_minio(context: Path, settings: Settings, progress: Progress) -> None:
-    from lakehouse.installers import ensure_minio
+    from lakehouse.local.installers import ensure_minio
 
     _place(ensure_minio(settings, progress), context / "minio")
 
@@ -193,7 +193,7 @@ def _stage_trino(context: Path, settings: Settings, progress: Progress) -> None:
         (downloads / ".keep").write_text("")
     cli = context / "cli"
     cli.mkdir()
-    from lakehouse.installers import ensure_trino_cli
+    from lakehouse.local.installers import ensure_trino_cli
 
     jar = ensure_trino_cli(settings, progress)
     _place(jar, cli / jar.name)

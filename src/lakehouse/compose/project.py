@@ -19,7 +19,7 @@ from pathlib import Path
 
 from lakehouse.compose import ComposeError, engine, images
 from lakehouse.compose.engine import Progress
-from lakehouse.config import REPO_ROOT, Settings
+from lakehouse.core.config import REPO_ROOT, Settings
 
 COMPOSE_FILE = REPO_ROOT / "docker-compose.yml"
 # What a published port of a service is, for the status table.

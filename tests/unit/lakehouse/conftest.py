@@ -9,8 +9,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from lakehouse import job_launcher
-from lakehouse.config import Settings, load_settings
+from lakehouse.core.config import Settings, load_settings
+from lakehouse.local import job_launcher
 
 AWS = {"LAKEHOUSE_TARGET": "aws", "LAKEHOUSE_BUCKET": "lake", "AWS_REGION": "eu-west-1"}
 

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 from pyspark import SparkContext
 
-from lakehouse import class_archive as launcher
+from lakehouse.local import class_archive as launcher
 from lakehouse_job import class_archive
 
 pytestmark = pytest.mark.unit

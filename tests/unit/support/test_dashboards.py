@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lakehouse.config import REPO_ROOT, SERVICES_DIR
+from lakehouse.core.config import REPO_ROOT, SERVICES_DIR
 from tests.support.dashboards import DASHBOARDS, PanelQuery, panel_queries, queries_without_data
 
 pytestmark = pytest.mark.unit

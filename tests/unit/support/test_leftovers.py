@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from lakehouse.config import REPO_ROOT
+from lakehouse.core.config import REPO_ROOT
 from tests.support import leftovers
 
 pytestmark = pytest.mark.unit

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lakehouse.config import Settings
+from lakehouse.core.config import Settings
 from tests.support import stack_sessions
 
 pytestmark = pytest.mark.unit
@@ -22,8 +22,8 @@ def settings(tmp_path: Path) -> Settings:
 
 @pytest.fixture
 def downs(monkeypatch: pytest.MonkeyPatch) -> list[Settings]:
-    """Calls of lakehouse.stack.down, which is not run."""
-    from lakehouse import stack as stack_module
+    """Calls of lakehouse.local.stack.down, which is not run."""
+    from lakehouse.local import stack as stack_module
 
     calls: list[Settings] = []
     monkeypatch.setattr(stack_module, "down", calls.append)

@@ -42,7 +42,7 @@ def test_a_listed_module_takes_all_its_tests_and_a_listed_test_its_parameters() 
     assert is_everyday(
         "tests/local/test_types.py::test_decimals_dates_and_nested_values_read_back_exactly"
     )
-    assert not is_everyday("tests/unit/lakehouse/test_stack.py::test_up_bootstraps")
+    assert not is_everyday("tests/unit/lakehouse/local/test_stack.py::test_up_bootstraps")
     assert not is_everyday(
         "tests/local/test_faults.py::test_sigterm_to_the_job_group_stops_it_between_batches"
     )

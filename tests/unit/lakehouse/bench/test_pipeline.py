@@ -16,7 +16,7 @@ from lakehouse.bench.pipeline import (
     pct,
     profile_settings,
 )
-from lakehouse.config import ConfigError, Settings
+from lakehouse.core.config import ConfigError, Settings
 from lakehouse_job.hudi_options import PROFILES
 
 pytestmark = pytest.mark.unit

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from lakehouse.bench import warmup
-from lakehouse.class_archive import ARCHIVE_ENV
-from lakehouse.config import load_settings
+from lakehouse.core.config import load_settings
+from lakehouse.local.class_archive import ARCHIVE_ENV
 
 pytestmark = pytest.mark.unit
 

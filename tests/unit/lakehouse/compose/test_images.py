@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from lakehouse.compose import images
-from lakehouse.config import load_settings
+from lakehouse.core.config import load_settings
 
 pytestmark = pytest.mark.unit
 

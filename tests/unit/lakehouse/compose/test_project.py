@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from lakehouse.compose import project
-from lakehouse.config import REPO_ROOT, SERVICE_ENV_FILES, parse_env_file
+from lakehouse.core.config import REPO_ROOT, SERVICE_ENV_FILES, parse_env_file
 
 pytestmark = pytest.mark.unit
 
@@ -19,7 +19,7 @@ def _root_compose() -> dict:
 
 def test_compose_interpolates_from_the_same_env_files_as_local_mode() -> None:
     """One copy of every version and setting: compose's include reads the files that
-    lakehouse.config reads, nothing else (a copy in a .env could drift)."""
+    lakehouse.core.config reads, nothing else (a copy in a .env could drift)."""
     (include,) = _root_compose()["include"]
     assert include["env_file"] == ["versions.env", *(f"services/{f}" for f in SERVICE_ENV_FILES)]
     assert include["project_directory"] == "."
