@@ -92,6 +92,35 @@ def _mvn_version_props(settings: Settings) -> list[str]:
     return [f"-D{k}={v}" for k, v in settings.versions.items()]
 
 
+def _maven_dependencies(settings: Settings, pom: str, out: Path, what: str, *options: str) -> None:
+    """The dependencies a pom.xml of ours declares (`pom`: its path in the repository),
+    copied into `out`, at the versions of versions.env."""
+    _run(
+        [
+            *("mvn", "-B", "-q", "-f", str(REPO_ROOT / pom), "dependency:copy-dependencies"),
+            *options,
+            f"-DoutputDirectory={out}",
+            *_mvn_version_props(settings),
+        ],
+        what,
+    )
+
+
+def _maven_artifact(artifact: str, out: Path, what: str) -> None:
+    """One artifact (group:name:version[:type[:classifier]]) from Maven Central into `out`."""
+    _run(
+        [
+            "mvn",
+            "-B",
+            "-q",
+            "dependency:copy",
+            f"-Dartifact={artifact}",
+            f"-DoutputDirectory={out}",
+        ],
+        what,
+    )
+
+
 def ensure_spark_jars(settings: Settings, progress: Progress = print) -> list[Path]:
     """Hudi bundle, hadoop-aws and the AWS SDK bundle, from services/spark/pom.xml."""
     out = settings.jars_dir
@@ -100,19 +129,12 @@ def ensure_spark_jars(settings: Settings, progress: Progress = print) -> list[Pa
         return [out / name for name in wanted]
     progress("  resolving Spark's extra jars from Maven Central (~400 MB, first run only)...")
     out.mkdir(parents=True, exist_ok=True)
-    _run(
-        [
-            "mvn",
-            "-B",
-            "-q",
-            "-f",
-            str(REPO_ROOT / "services/spark/pom.xml"),
-            "dependency:copy-dependencies",
-            "-DexcludeTransitive=true",
-            f"-DoutputDirectory={out}",
-            *_mvn_version_props(settings),
-        ],
+    _maven_dependencies(
+        settings,
+        "services/spark/pom.xml",
+        out,
         "resolving Spark jars with Maven",
+        "-DexcludeTransitive=true",
     )
     missing = [name for name in wanted if not (out / name).exists()]
     if missing:
@@ -129,16 +151,13 @@ def ensure_glue_sync_jars(settings: Settings, progress: Progress = print) -> lis
     if not (out / ".complete").exists():
         progress("  resolving the Glue sync's jars (hudi-aws, AWS SDK v2) from Maven Central...")
         out.mkdir(parents=True, exist_ok=True)
-        _run(
-            [
-                *("mvn", "-B", "-q", "-f", str(REPO_ROOT / "services/spark/glue-sync/pom.xml")),
-                "dependency:copy-dependencies",
-                "-DincludeGroupIds=org.apache.hudi,software.amazon.awssdk,"
-                "software.amazon.eventstream,org.reactivestreams",
-                f"-DoutputDirectory={out}",
-                *_mvn_version_props(settings),
-            ],
+        _maven_dependencies(
+            settings,
+            "services/spark/glue-sync/pom.xml",
+            out,
             "resolving the Glue sync's jars with Maven",
+            "-DincludeGroupIds=org.apache.hudi,software.amazon.awssdk,"
+            "software.amazon.eventstream,org.reactivestreams",
         )
         (out / ".complete").touch()
     return sorted(out.glob("*.jar"))
@@ -161,15 +180,9 @@ def ensure_trino(settings: Settings, progress: Progress = print) -> Path:
     tarball = downloads / f"trino-server-{version}.tar.gz"
     if not tarball.exists():
         progress(f"  downloading Trino {version} from Maven Central (~820 MB, first run only)...")
-        _run(
-            [
-                "mvn",
-                "-B",
-                "-q",
-                "dependency:copy",
-                f"-Dartifact=io.trino:trino-server:{version}:tar.gz",
-                f"-DoutputDirectory={downloads}",
-            ],
+        _maven_artifact(
+            f"io.trino:trino-server:{version}:tar.gz",
+            downloads,
             f"downloading trino-server {version}",
         )
     progress(f"  unpacking Trino {version} (keeping plugins {sorted(TRINO_PLUGINS_KEPT)})...")
@@ -195,15 +208,9 @@ def ensure_trino_cli(settings: Settings, progress: Progress = print) -> Path:
     jar = downloads / f"trino-cli-{version}-executable.jar"
     if not jar.exists():
         progress(f"  downloading the Trino CLI {version} from Maven Central (~10 MB, once)...")
-        _run(
-            [
-                "mvn",
-                "-B",
-                "-q",
-                "dependency:copy",
-                f"-Dartifact=io.trino:trino-cli:{version}:jar:executable",
-                f"-DoutputDirectory={downloads}",
-            ],
+        _maven_artifact(
+            f"io.trino:trino-cli:{version}:jar:executable",
+            downloads,
             f"downloading trino-cli {version}",
         )
     return jar
@@ -415,18 +422,8 @@ def ensure_cdc_jars(settings: Settings, progress: Progress = print) -> Path:
         return out
     progress("  resolving Debezium's jars from Maven Central (~40 MB, first run only)...")
     out.mkdir(parents=True, exist_ok=True)
-    _run(
-        [
-            "mvn",
-            "-B",
-            "-q",
-            "-f",
-            str(REPO_ROOT / "services/cdc/pom.xml"),
-            "dependency:copy-dependencies",
-            f"-DoutputDirectory={out}",
-            *_mvn_version_props(settings),
-        ],
-        "resolving the CDC service's jars with Maven",
+    _maven_dependencies(
+        settings, "services/cdc/pom.xml", out, "resolving the CDC service's jars with Maven"
     )
     done.touch()
     return out
