@@ -74,6 +74,15 @@ def check_python_env(python_env: str) -> None:
         )
 
 
+def check_options(option: str, value: str, prefix: str, meaning: str, python_env: str) -> None:
+    """What both EMR targets check of their options before anything is uploaded: the id or
+    ARN that `option` gives starts with `prefix` (else `meaning` says what it should be),
+    and the Python environment is one EMR can use."""
+    if not value.startswith(prefix):
+        raise EmrError(f"{option} {value!r}: {meaning}")
+    check_python_env(python_env)
+
+
 def emr_jars(settings: Settings) -> list[Path]:
     return [
         jar for jar in job_launcher.spark_jars(settings) if not jar.name.startswith(EMR_PROVIDES)

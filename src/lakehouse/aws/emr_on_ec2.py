@@ -33,12 +33,13 @@ class Step:
     name: str = "lakehouse-streaming-job"
 
     def __post_init__(self) -> None:
-        if not self.cluster_id.startswith("j-"):
-            raise emr.EmrError(
-                f"--emr-cluster {self.cluster_id!r}: the id of a running EMR cluster "
-                "(j-..., `aws emr list-clusters --active`)"
-            )
-        emr.check_python_env(self.python_env)
+        emr.check_options(
+            "--emr-cluster",
+            self.cluster_id,
+            "j-",
+            "the id of a running EMR cluster (j-..., `aws emr list-clusters --active`)",
+            self.python_env,
+        )
 
 
 def step_request(

@@ -26,12 +26,14 @@ class JobRun:
     logs_uri: str = ""  # s3:// for the driver's and executors' logs; "" for none
 
     def __post_init__(self) -> None:
-        if not self.execution_role_arn.startswith("arn:"):
-            raise emr.EmrError(
-                f"--execution-role-arn {self.execution_role_arn!r}: the ARN of the role the job "
-                "runs as (with the job's policy: `lakehouse aws-policy job`)"
-            )
-        emr.check_python_env(self.python_env)
+        emr.check_options(
+            "--execution-role-arn",
+            self.execution_role_arn,
+            "arn:",
+            "the ARN of the role the job runs as (with the job's policy: "
+            "`lakehouse aws-policy job`)",
+            self.python_env,
+        )
 
 
 def job_run_request(
