@@ -343,37 +343,9 @@ def _measure(
     metrics: Path,
     say: Callable[[str], None],
 ) -> dict:
-    # Let Spark start the query before the clock runs, so start-up is not counted as lag.
-    log = metrics.parent / "job.log"
-    deadline = time.time() + 180
-    while b"streaming from" not in log.read_bytes():
-        if job.poll() is not None or time.time() > deadline:
-            raise RuntimeError(f"the job did not start its query; see {log}")
-        time.sleep(0.5)
-    # Warm up: the first commits create the tables and the JVM compiles the write path (its
-    # JIT compiler takes a third of the job's CPU in its first minute, bench.drain); a
-    # steady-state figure must not include them.
-    warmup = Producer(kinesis, stream, opts.rate, opts.warmup_s, opts.keys)
-    warmup.run()
-    deadline = time.time() + 300
-    while _processed(_metric_lines(metrics), 0, time.time()) < warmup.sent:
-        if job.poll() is not None or time.time() > deadline:
-            raise RuntimeError(f"the job did not process the warm-up events; see {log}")
-        time.sleep(0.5)
-    time.sleep(opts.trigger_s)
-    producer = Producer(kinesis, stream, opts.rate, opts.seconds, opts.keys, first=warmup.sent)
-    # Freshness comes from the job's own record (bench.freshness). Polling the tables is a
-    # spot check that costs the machine CPU the job then lacks (a Trino query ~0.2 CPU-s):
-    # CoW in Trino every second, the MoR views less often.
-    probes = {}
-    if opts.probe:
-        probes["hudi_orders_cow"] = Probe(trino_newest(settings, database, "hudi_orders_cow"), 1)
-        probes["hudi_orders_mor_ro"] = Probe(
-            trino_newest(settings, database, "hudi_orders_mor_ro"), 5
-        )
-    if opts.probe and opts.rt_probe:
-        base = warehouse.replace("s3a://", "s3://") + "/hudi_orders_mor"
-        probes["hudi_orders_mor_rt"] = Probe(hudi_rs_newest(settings, base), 5.0)
+    warmed_up = _warm_up(opts, kinesis, stream, job, metrics)
+    producer = Producer(kinesis, stream, opts.rate, opts.seconds, opts.keys, first=warmed_up)
+    probes = _probes(settings, opts, database, warehouse)
     job_before = procstats.group(job.pid)
     others_before = procstats.by_command(COMPONENTS)
     self_before = procstats.self_sample()
@@ -412,17 +384,7 @@ def _measure(
             per_sink.setdefault(name, []).append(secs)
     job_cpu = job_after.cpu_s - job_before.cpu_s
     bench_cpu = "bench (producer + probes)" if probes else "bench (producer)"
-    polled = {}
-    for table, probe in probes.items():
-        seen = probe.latencies(producer.markers)
-        lat = [s for _, s in seen]
-        polled[table] = {
-            "p50": pct(lat, 0.5),
-            "p95": pct(lat, 0.95),
-            "seen": len(lat),
-            "markers": len(producer.markers),
-            "series": [[round(m - started, 1), round(s, 2)] for m, s in seen],
-        }
+    polled = _polled(probes, producer, started)
     return {
         "profile": opts.profile,
         "rate": opts.rate,
@@ -460,6 +422,64 @@ def _measure(
         "send_seconds": round(sent_window, 1),
         "workdir": str(metrics.parent),
     }
+
+
+def _warm_up(
+    opts: PipelineOptions, kinesis: Any, stream: str, job: subprocess.Popen, metrics: Path
+) -> int:
+    """Wait until Spark has started the query (start-up is not lag), then send the warm-up
+    and wait until the job has it: the first commits create the tables and the JVM compiles
+    the write path (its JIT compiler takes a third of the job's CPU in its first minute,
+    bench.drain), which a steady-state figure must not include. The events sent."""
+    log = metrics.parent / "job.log"
+    deadline = time.time() + 180
+    while b"streaming from" not in log.read_bytes():
+        if job.poll() is not None or time.time() > deadline:
+            raise RuntimeError(f"the job did not start its query; see {log}")
+        time.sleep(0.5)
+    warmup = Producer(kinesis, stream, opts.rate, opts.warmup_s, opts.keys)
+    warmup.run()
+    deadline = time.time() + 300
+    while _processed(_metric_lines(metrics), 0, time.time()) < warmup.sent:
+        if job.poll() is not None or time.time() > deadline:
+            raise RuntimeError(f"the job did not process the warm-up events; see {log}")
+        time.sleep(0.5)
+    time.sleep(opts.trigger_s)
+    return warmup.sent
+
+
+def _probes(
+    settings: Settings, opts: PipelineOptions, database: str, warehouse: str
+) -> dict[str, Probe]:
+    """Freshness comes from the job's own record (bench.freshness). Polling the tables is a
+    spot check that costs the machine CPU the job then lacks (a Trino query ~0.2 CPU-s):
+    CoW in Trino every second, the MoR views less often."""
+    probes = {}
+    if opts.probe:
+        probes["hudi_orders_cow"] = Probe(trino_newest(settings, database, "hudi_orders_cow"), 1)
+        probes["hudi_orders_mor_ro"] = Probe(
+            trino_newest(settings, database, "hudi_orders_mor_ro"), 5
+        )
+    if opts.probe and opts.rt_probe:
+        base = warehouse.replace("s3a://", "s3://") + "/hudi_orders_mor"
+        probes["hudi_orders_mor_rt"] = Probe(hudi_rs_newest(settings, base), 5.0)
+    return probes
+
+
+def _polled(probes: dict[str, Probe], producer: Producer, started: float) -> dict[str, dict]:
+    """Each probe's latencies over the producer's markers."""
+    polled = {}
+    for table, probe in probes.items():
+        seen = probe.latencies(producer.markers)
+        lat = [s for _, s in seen]
+        polled[table] = {
+            "p50": pct(lat, 0.5),
+            "p95": pct(lat, 0.95),
+            "seen": len(lat),
+            "markers": len(producer.markers),
+            "series": [[round(m - started, 1), round(s, 2)] for m, s in seen],
+        }
+    return polled
 
 
 # The benchmark's Hudi tables and their types, as every profile names them.

@@ -30,6 +30,7 @@ from lakehouse.bench.plots import write_plots
 from lakehouse.bench.warmup import ensure_class_archive
 from lakehouse.core import procstats
 from lakehouse.core.config import REPO_ROOT, Settings
+from lakehouse.core.fields import same_named
 from lakehouse.local import stack
 from lakehouse.local.job_launcher import job_env
 
@@ -89,88 +90,97 @@ def run_bench(settings: Settings, opts: BenchOptions, say: Callable[[str], None]
         for name in opts.all_profiles:
             ensure_class_archive(profile_settings(settings, name, opts.variants), out, say)
     if opts.s3_requests:
-        from lakehouse.bench.s3_requests import measure
+        _s3_requests(settings, opts, summary, out, say)
+    elif opts.drain_events:
+        _drain(settings, opts, summary, out, say)
+    else:
+        _rates_and_commit_cost(settings, opts, summary, out, say)
+    say(f"Summary: {out / 'summary.json'}")
+    return 0
 
-        summary["s3_requests"] = found = measure(settings, out, say, keep_tables=opts.keep_tables)
-        _write(summary, out, opts)
-        say(
-            f"S3 requests per micro-batch: {found['put_class_per_batch']} PUT/LIST class, "
-            f"{found['get_class_per_batch']} GET/HEAD class, {found['free_per_batch']} free "
-            f"(deletes); by API {found['per_batch_by_api']}"
-        )
-        say(f"Summary: {out / 'summary.json'}")
-        return 0
-    if opts.drain_events:
-        summary["drain"] = run_drain(
-            settings,
-            DrainOptions(
-                events=opts.drain_events,
-                keys=opts.keys,
-                shards=opts.shards,
-                max_records_per_shard=opts.max_records_per_shard,
-                profiles=opts.all_profiles,
-                repeat=opts.repeat or 3,
-                job_args=opts.job_args,
-                variants=opts.variants,
-                keep_tables=opts.keep_tables,
-            ),
-            out,
-            say,
-        )
-        _write(summary, out, opts)
-        for line in drain_lines(summary["drain"]["profiles"]):
-            say(line)
-        say(f"Summary: {out / 'summary.json'}")
-        return 0
+
+def _s3_requests(
+    settings: Settings, opts: BenchOptions, summary: dict, out: Path, say: Callable[[str], None]
+) -> None:
+    from lakehouse.bench.s3_requests import measure
+
+    summary["s3_requests"] = found = measure(settings, out, say, keep_tables=opts.keep_tables)
+    _write(summary, out, opts)
+    say(
+        f"S3 requests per micro-batch: {found['put_class_per_batch']} PUT/LIST class, "
+        f"{found['get_class_per_batch']} GET/HEAD class, {found['free_per_batch']} free "
+        f"(deletes); by API {found['per_batch_by_api']}"
+    )
+
+
+def _drain(
+    settings: Settings, opts: BenchOptions, summary: dict, out: Path, say: Callable[[str], None]
+) -> None:
+    summary["drain"] = run_drain(
+        settings,
+        same_named(
+            DrainOptions,
+            opts,
+            events=opts.drain_events,
+            profiles=opts.all_profiles,
+            repeat=opts.repeat or 3,
+        ),
+        out,
+        say,
+    )
+    _write(summary, out, opts)
+    for line in drain_lines(summary["drain"]["profiles"]):
+        say(line)
+
+
+def _rates_and_commit_cost(
+    settings: Settings, opts: BenchOptions, summary: dict, out: Path, say: Callable[[str], None]
+) -> None:
     if opts.pipeline:
-        summary["pipeline"] = []
-        repeat = opts.repeat or 1
-        for rate, run, profile in (
-            (rate, run, profile)
-            for rate in opts.rates
-            for run in range(1, repeat + 1)
-            for profile in opts.all_profiles
-        ):
-            of = f" (run {run} of {repeat})" if repeat > 1 else ""
-            say(f"  {profile} at {rate:,} events/s for {opts.seconds:.0f}s{of}")
-            result = run_pipeline(
-                settings,
-                PipelineOptions(
-                    rate=rate,
-                    seconds=opts.seconds,
-                    keys=opts.keys,
-                    shards=opts.shards,
-                    trigger_s=opts.trigger_s,
-                    drain_s=opts.drain_s,
-                    profile=profile,
-                    workdir=out,
-                    run=run if repeat > 1 else 0,
-                    warmup_s=opts.warmup_s,
-                    probe=opts.probe,
-                    rt_probe=opts.rt_probe,
-                    job_args=opts.job_args,
-                    variants=opts.variants,
-                    keep_tables=opts.keep_tables,
-                ),
-                say,
-            )
-            summary["pipeline"].append(result)
-            say("    " + _one_line(result))
-            _write(summary, out, opts)
-        if repeat > 1:
-            summary["pipeline_medians"] = rate_medians(summary["pipeline"])
-            for line in rate_median_lines(summary["pipeline_medians"]):
-                say(line)
-        summary["ratios"] = ratios(summary["pipeline"])
-        for line in summary["ratios"].get("lines", []):
-            say(line)
+        _rates(settings, opts, summary, out, say)
     if opts.commit_cost:
         summary["commit_cost"] = commit_cost(settings, opts, out, say)
     _write(summary, out, opts)
     for path in write_plots(summary, out):
         say(f"  plot {path}")
-    say(f"Summary: {out / 'summary.json'}")
-    return 0
+
+
+def _rates(
+    settings: Settings, opts: BenchOptions, summary: dict, out: Path, say: Callable[[str], None]
+) -> None:
+    """Each rate, run and profile in turn (profiles interleaved), then medians and ratios."""
+    summary["pipeline"] = []
+    repeat = opts.repeat or 1
+    for rate, run, profile in (
+        (rate, run, profile)
+        for rate in opts.rates
+        for run in range(1, repeat + 1)
+        for profile in opts.all_profiles
+    ):
+        of = f" (run {run} of {repeat})" if repeat > 1 else ""
+        say(f"  {profile} at {rate:,} events/s for {opts.seconds:.0f}s{of}")
+        result = run_pipeline(
+            settings,
+            same_named(
+                PipelineOptions,
+                opts,
+                rate=rate,
+                profile=profile,
+                workdir=out,
+                run=run if repeat > 1 else 0,
+            ),
+            say,
+        )
+        summary["pipeline"].append(result)
+        say("    " + _one_line(result))
+        _write(summary, out, opts)
+    if repeat > 1:
+        summary["pipeline_medians"] = rate_medians(summary["pipeline"])
+        for line in rate_median_lines(summary["pipeline_medians"]):
+            say(line)
+    summary["ratios"] = ratios(summary["pipeline"])
+    for line in summary["ratios"].get("lines", []):
+        say(line)
 
 
 def drain_lines(profiles: dict[str, dict]) -> list[str]:
