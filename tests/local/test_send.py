@@ -89,9 +89,8 @@ def test_send_a_file_then_restart_the_job_on_a_changed_tables_file(
     assert sent.stdout.startswith(
         f"12 of 12 records acknowledged by stream {run.stream}; 1 lines skipped"
     ), sent.stdout
-    assert sent.stderr.splitlines() == [
-        'line 5: skipped: missing_key (rule 7: record key missing, null or "")'
-    ]
+    reported = [line for line in sent.stderr.splitlines() if line.startswith("line ")]
+    assert reported == ['line 5: skipped: missing_key (rule 7: record key missing, null or "")']
 
     started = lakehouse(
         state,

@@ -108,7 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", prog="lakehouse")
     for name, command in sorted(COMMANDS.items(), key=lambda item: GROUPS.index(item[1].group)):
-        command.arguments(sub.add_parser(name, **described(command.help, command.examples)))
+        described_as = described(command.help, command.examples, command.details)
+        command.arguments(sub.add_parser(name, **described_as))
     return parser
 
 

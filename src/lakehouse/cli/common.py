@@ -30,6 +30,7 @@ class Command:
     group: str
     examples: str  # the end of its --help: one or two command lines
     arguments: Arguments = _no_arguments  # adds its options to its parser
+    details: str = ""  # its --help's description after `help`: what it checks, exit codes
 
 
 def say(message: str) -> None:
@@ -47,12 +48,12 @@ def duration(text: str) -> float:
     return hours * 3600 + minutes * 60 + seconds
 
 
-def described(text: str, examples: str) -> dict[str, Any]:
+def described(text: str, examples: str, details: str = "") -> dict[str, Any]:
     """A subcommand's description, and its examples at the end of its --help."""
     lines = "\n".join(f"  {line}" for line in examples.split("\n"))
     return {
         "help": text,
-        "description": text,
+        "description": f"{text}\n\n{details}" if details else text,
         "epilog": f"examples:\n{lines}",
         "formatter_class": argparse.RawDescriptionHelpFormatter,
     }

@@ -199,6 +199,17 @@ def cdc_load(settings: Settings, args: argparse.Namespace) -> int:
         return 130
 
 
+SEND_DETAILS = """\
+Each line is one record, sent as written, partitioned by its entry's record key (a key's
+records share a shard and keep their order); blank lines are skipped. A line the job
+would quarantine (the tables file's record rules) is reported on standard error with its
+number and the rule, and not sent unless --send-invalid. Standard output: the records
+acknowledged in all, per entry and per shard.
+
+exit codes: 0 every line acknowledged; 1 a line skipped or a record not acknowledged
+after its attempts; 2 no such file or stream; 3 Kinesis does not answer (stack down)."""
+
+
 def _send_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="JSON lines, one record a line; - for standard input")
     parser.add_argument("--stream", help="default: the stack's stream (KINESIS_STREAM_NAME)")
@@ -265,6 +276,7 @@ COMMANDS = {
         "lakehouse send my-events.jsonl\n"
         "cat my-events.jsonl | lakehouse send - --tables my-tables.yaml --kpl-aggregate 100",
         _send_arguments,
+        SEND_DETAILS,
     ),
     "load": Command(
         load,

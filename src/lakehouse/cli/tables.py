@@ -107,6 +107,8 @@ COMMANDS = {
         "tables",
         "lakehouse tables\nlakehouse tables --tables my-tables.yaml",
         _tables_arguments,
+        "Counts are Trino's: the live view's rows, the raw copy's records; '-' for a table\n"
+        "the job has not written yet. Exit code 3 when Trino does not answer (stack down).",
     ),
     "schema": Command(
         schema,

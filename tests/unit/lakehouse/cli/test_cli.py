@@ -231,3 +231,20 @@ def test_send_reports_bad_lines_and_exits_1(
     assert err.startswith("line 2: skipped: not_json")
     events.write_text(f"{good}\n")
     assert cli.main(["send", str(events), "--stream", "mine"]) == 0
+
+
+def test_tables_with_the_stack_down_says_so_and_exits_3(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from lakehouse.core import clients
+
+    class Down:
+        def cursor(self) -> Down:
+            return self
+
+        def execute(self, sql: str) -> None:
+            raise ConnectionRefusedError("connection refused")
+
+    monkeypatch.setattr(clients, "trino_connection", lambda *args, **kwargs: Down())
+    assert cli.main(["tables"]) == 3
+    assert "The stack is not running: Trino at" in capsys.readouterr().out
