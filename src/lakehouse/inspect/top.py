@@ -217,6 +217,20 @@ def render(view: TopView, now: str = "", history: History | None = None) -> str:
             "percentiles, no alerts; `lakehouse status`)",
             "",
         ]
+    lines += _pipeline_lines(view, history)
+    lines += _rate_lines(view, history)
+    lines += _latency_lines(view, history)
+    lines += _service_lines(view)
+    if view.direct_from:
+        return "\n".join(lines)
+    lines += ["", "alerts firing: " + ("none" if not view.alerts else str(len(view.alerts)))]
+    lines += [f"  {alert}" for alert in view.alerts]
+    return "\n".join(lines)
+
+
+def _pipeline_lines(view: TopView, history: History) -> list[str]:
+    """The load, the job, and how far behind the stream it is."""
+    lines = []
     if view.load_acked is None:
         lines.append("load     not running (`lakehouse load`)")
     else:
@@ -232,7 +246,12 @@ def render(view: TopView, now: str = "", history: History | None = None) -> str:
     )
     if history.behind:
         lines.append(f"         behind  {sparkline(list(history.behind))}")
-    lines += [
+    return lines
+
+
+def _rate_lines(view: TopView, history: History) -> list[str]:
+    """Valid and quarantined events a second, per event type."""
+    lines = [
         "",
         f"{'events/s (1 min)':<24}{'valid':>10}{'quarantined':>13}  valid, last refreshes",
     ]
@@ -244,7 +263,12 @@ def render(view: TopView, now: str = "", history: History | None = None) -> str:
         lines.append(f"  {event_type:<22}{valid:>10,.1f}{bad:>13,.1f}  {spark}".rstrip())
     if not types:
         lines.append("  (no records in the last minute)")
-    lines += ["", f"{'p95 over 5 min':<24}{'freshness':>10}{'write':>13}"]
+    return lines
+
+
+def _latency_lines(view: TopView, history: History) -> list[str]:
+    """Freshness and write times per sink, the batch's stages, the last batches."""
+    lines = ["", f"{'p95 over 5 min':<24}{'freshness':>10}{'write':>13}"]
     for sink in sorted(set(view.freshness_p95) | set(view.stage_p95) - set(BATCH_STAGES)):
         lines.append(
             f"  {sink:<22}{_seconds(view.freshness_p95.get(sink)):>10}"
@@ -264,21 +288,23 @@ def render(view: TopView, now: str = "", history: History | None = None) -> str:
                 f"  {time.strftime('%X', time.localtime(batch.finished_at))}"
                 f"{batch.records:>10,.0f}{_seconds(batch.stages.get('batch')):>10}  {sinks}"
             )
-    if view.service_rss:
-        lines += ["", f"{'services':<24}{'CPU':>10}{'memory':>13}"]
-        for name in sorted(view.service_rss):
-            cpu = view.service_cpu.get(name)
-            lines.append(
-                f"  {name:<22}{'-' if cpu is None else f'{cpu:.0%}':>10}"
-                f"{view.service_rss[name] / 2**20:>9,.0f} MiB"
-            )
-        total = sum(view.service_rss.values()) / 2**30
-        lines.append(f"  {'all':<22}{sum(view.service_cpu.values()):>10.0%}{total:>9,.1f} GiB")
-    if view.direct_from:
-        return "\n".join(lines)
-    lines += ["", "alerts firing: " + ("none" if not view.alerts else str(len(view.alerts)))]
-    lines += [f"  {alert}" for alert in view.alerts]
-    return "\n".join(lines)
+    return lines
+
+
+def _service_lines(view: TopView) -> list[str]:
+    """Each service's CPU and memory (local mode's process exporter)."""
+    if not view.service_rss:
+        return []
+    lines = ["", f"{'services':<24}{'CPU':>10}{'memory':>13}"]
+    for name in sorted(view.service_rss):
+        cpu = view.service_cpu.get(name)
+        lines.append(
+            f"  {name:<22}{'-' if cpu is None else f'{cpu:.0%}':>10}"
+            f"{view.service_rss[name] / 2**20:>9,.0f} MiB"
+        )
+    total = sum(view.service_rss.values()) / 2**30
+    lines.append(f"  {'all':<22}{sum(view.service_cpu.values()):>10.0%}{total:>9,.1f} GiB")
+    return lines
 
 
 @contextlib.contextmanager
