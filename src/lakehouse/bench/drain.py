@@ -298,6 +298,45 @@ def available_now_args(settings: Settings, stream: str, database: str, workdir: 
     ]
 
 
+def _watch(
+    job: subprocess.Popen, started: float
+) -> tuple[list[CpuSample], dict[int, tuple[str, float]], float]:
+    """Sample the job's CPU (its JIT's apart), threads and memory until it exits (killed
+    if this is interrupted): the samples, every thread seen (ended ones too), peak RSS."""
+    samples = [CpuSample(started, 0.0)]
+    rss_peak = 0.0
+    threads: dict[int, tuple[str, float]] = {}
+    try:
+        while job.poll() is None:
+            sample = procstats.group(job.pid)
+            threads.update(procstats.threads(job.pid))
+            if sample.cpu_s:  # zero once the group is gone
+                jit = sum(cpu for name, cpu in threads.values() if name in procstats.JIT_THREADS)
+                samples.append(CpuSample(time.time(), sample.cpu_s, jit))
+                rss_peak = max(rss_peak, sample.rss_mib)
+            time.sleep(0.5)
+    finally:
+        if job.poll() is None:
+            os.killpg(job.pid, signal.SIGKILL)
+    return samples, threads, rss_peak
+
+
+def _all_invalid_quarantined(
+    opts: DrainOptions, lines: list[dict], profile: str, workdir: Path
+) -> int:
+    """The job counts what it quarantined (Hudi's sink does not): all of the invalid ones,
+    or the run is wrong."""
+    every = invalid_every(opts.invalid_share)
+    invalid = opts.events // every if every else 0
+    quarantined = sum(line.get("quarantined", 0) for line in lines)
+    if quarantined != invalid:
+        raise RuntimeError(
+            f"the {profile} job quarantined {quarantined:,} events of the {invalid:,} "
+            f"invalid ones; see {workdir}/job.log"
+        )
+    return quarantined
+
+
 def drain_once(
     settings: Settings, opts: DrainOptions, stream: str, profile: str, workdir: Path
 ) -> dict:
@@ -321,21 +360,7 @@ def drain_once(
             stderr=log,
             start_new_session=True,
         )
-    samples = [CpuSample(started, 0.0)]
-    rss_peak = 0.0
-    threads: dict[int, tuple[str, float]] = {}  # every thread seen, ended ones too
-    try:
-        while job.poll() is None:
-            sample = procstats.group(job.pid)
-            threads.update(procstats.threads(job.pid))
-            if sample.cpu_s:  # zero once the group is gone
-                jit = sum(cpu for name, cpu in threads.values() if name in procstats.JIT_THREADS)
-                samples.append(CpuSample(time.time(), sample.cpu_s, jit))
-                rss_peak = max(rss_peak, sample.rss_mib)
-            time.sleep(0.5)
-    finally:
-        if job.poll() is None:
-            os.killpg(job.pid, signal.SIGKILL)
+    samples, threads, rss_peak = _watch(job, started)
     others_after = procstats.by_command(COMPONENTS)
     if job.returncode != 0:
         raise RuntimeError(f"the {profile} job exited {job.returncode}; see {workdir}/job.log")
@@ -350,17 +375,8 @@ def drain_once(
             f"the {profile} job read {run['events']:,} events of {opts.events:,}; "
             f"see {workdir}/job.log"
         )
-    # The job counts what it quarantined (Hudi's sink does not): all of the invalid ones.
     if any("quarantined" in line for line in lines):
-        every = invalid_every(opts.invalid_share)
-        invalid = opts.events // every if every else 0
-        quarantined = sum(line.get("quarantined", 0) for line in lines)
-        if quarantined != invalid:
-            raise RuntimeError(
-                f"the {profile} job quarantined {quarantined:,} events of the {invalid:,} "
-                f"invalid ones; see {workdir}/job.log"
-            )
-        run["quarantined"] = quarantined
+        run["quarantined"] = _all_invalid_quarantined(opts, lines, profile, workdir)
     return {
         "profile": profile,
         **run,
