@@ -346,9 +346,7 @@ def _measure(
     warmed_up = _warm_up(opts, kinesis, stream, job, metrics)
     producer = Producer(kinesis, stream, opts.rate, opts.seconds, opts.keys, first=warmed_up)
     probes = _probes(settings, opts, database, warehouse)
-    job_before = procstats.group(job.pid)
-    others_before = procstats.by_command(COMPONENTS)
-    self_before = procstats.self_sample()
+    before = _cpu_snapshot(job)
     rss_peak = 0.0
     started = time.time()
     producer.start()
@@ -359,18 +357,9 @@ def _measure(
         producer.join(1.0)
     sent_window = time.time() - started
     processed_in_window = _processed(_metric_lines(metrics), started, started + sent_window)
-    job_after = procstats.group(job.pid)
-    others_after = procstats.by_command(COMPONENTS)
-    self_after = procstats.self_sample()
+    job_cpu, cpu_during_send = _cpu_spent(before, _cpu_snapshot(job), bool(probes))
     say(f"    sent {producer.sent:,} in {sent_window:.0f}s; draining up to {opts.drain_s:.0f}s")
-    drain_until = time.time() + opts.drain_s
-    while (
-        time.time() < drain_until
-        and _processed(_metric_lines(metrics), started, time.time()) < producer.sent
-    ):
-        rss_peak = max(rss_peak, procstats.group(job.pid).rss_mib)
-        time.sleep(1.0)
-    time.sleep(3.0)  # a last poll after the final commit
+    rss_peak = _wait_drained(opts, producer.sent, job, metrics, started, rss_peak)
     for probe in probes.values():
         probe.stop.set()
     if producer.error:
@@ -378,12 +367,6 @@ def _measure(
     tables = tables_freshness(settings, warehouse, started, started + sent_window)
     lines = [b for b in _metric_lines(metrics) if b["finished_at"] >= started]
     batches = [b for b in lines if b["records"]]
-    per_sink: dict[str, list[float]] = {}
-    for b in lines:
-        for name, secs in b["seconds"].items():
-            per_sink.setdefault(name, []).append(secs)
-    job_cpu = job_after.cpu_s - job_before.cpu_s
-    bench_cpu = "bench (producer + probes)" if probes else "bench (producer)"
     polled = _polled(probes, producer, started)
     return {
         "profile": opts.profile,
@@ -404,23 +387,70 @@ def _measure(
         # arrival, the measure Hudi's sink has too (bench.table_freshness).
         "freshness_tables": tables,
         **({"freshness_polled": polled} if probes else {}),
-        "sink_seconds": {
-            name: {"mean": round(statistics.mean(v), 2), "p95": pct(v, 0.95)}
-            for name, v in per_sink.items()
-        },
+        "sink_seconds": _sink_seconds(lines),
         "job_cpu_s_per_1k_events": round(1000 * job_cpu / max(1, processed_in_window), 3),
         "job_rss_mib": round(rss_peak, 0),
-        "cpu_s_during_send": {
-            "job": round(job_cpu, 1),
-            bench_cpu: round(self_after.cpu_s - self_before.cpu_s, 1),
-            **{
-                name: round(others_after[name].cpu_s - others_before[name].cpu_s, 1)
-                for name in COMPONENTS
-                if others_after[name].cpu_s
-            },
-        },
+        "cpu_s_during_send": cpu_during_send,
         "send_seconds": round(sent_window, 1),
         "workdir": str(metrics.parent),
+    }
+
+
+def _cpu_snapshot(job: subprocess.Popen) -> tuple[Any, dict[str, Any], Any]:
+    """The CPU so far of the job's process group, the stack's components, this process."""
+    return procstats.group(job.pid), procstats.by_command(COMPONENTS), procstats.self_sample()
+
+
+def _cpu_spent(
+    before: tuple[Any, dict[str, Any], Any], after: tuple[Any, dict[str, Any], Any], probes: bool
+) -> tuple[float, dict[str, float]]:
+    """The job's CPU-seconds between two snapshots, and everyone's by name."""
+    (job_before, others_before, self_before), (job_after, others_after, self_after) = (
+        before,
+        after,
+    )
+    job_cpu = job_after.cpu_s - job_before.cpu_s
+    bench_cpu = "bench (producer + probes)" if probes else "bench (producer)"
+    return job_cpu, {
+        "job": round(job_cpu, 1),
+        bench_cpu: round(self_after.cpu_s - self_before.cpu_s, 1),
+        **{
+            name: round(others_after[name].cpu_s - others_before[name].cpu_s, 1)
+            for name in COMPONENTS
+            if others_after[name].cpu_s
+        },
+    }
+
+
+def _wait_drained(
+    opts: PipelineOptions,
+    sent: int,
+    job: subprocess.Popen,
+    metrics: Path,
+    started: float,
+    rss_peak: float,
+) -> float:
+    """Wait up to --drain until the job has every record sent; the peak RSS meanwhile."""
+    drain_until = time.time() + opts.drain_s
+    while (
+        time.time() < drain_until
+        and _processed(_metric_lines(metrics), started, time.time()) < sent
+    ):
+        rss_peak = max(rss_peak, procstats.group(job.pid).rss_mib)
+        time.sleep(1.0)
+    time.sleep(3.0)  # a last poll after the final commit
+    return rss_peak
+
+
+def _sink_seconds(lines: list[dict]) -> dict[str, dict[str, float | None]]:
+    """Each sink's write seconds over the batches: mean and p95."""
+    per_sink: dict[str, list[float]] = {}
+    for b in lines:
+        for name, secs in b["seconds"].items():
+            per_sink.setdefault(name, []).append(secs)
+    return {
+        name: {"mean": round(statistics.mean(v), 2), "p95": pct(v, 0.95)}
+        for name, v in per_sink.items()
     }
 
 
