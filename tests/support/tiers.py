@@ -47,6 +47,9 @@ EVERYDAY: Final[dict[str, tuple[str, ...]]] = {
         "test_a_live_lease_of_another_host_refuses_the_job_before_it_writes",
     ),
     "the notebooks": ("test_notebooks.py",),
+    "your own event type sent with lakehouse send, the job restarted alone": (
+        "test_send_a_file_then_restart_the_job_on_a_changed_tables_file",
+    ),
     "metrics and alert rules": (
         "test_the_alert_rules_fire_on_their_cases",
         "test_prometheus_scrapes_the_job_and_spark_and_evaluates_the_rules",
