@@ -21,8 +21,7 @@ from typing import Final
 
 from pyspark.sql import SparkSession
 
-from lakehouse_job.schema_evolution import read_text
-from lakehouse_job.table_recovery import hadoop_path
+from lakehouse_job.hadoop_files import hadoop_path, read_text
 
 log = logging.getLogger(__name__)
 

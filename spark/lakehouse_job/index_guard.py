@@ -8,7 +8,9 @@ from collections.abc import Iterable
 
 from pyspark.sql import SparkSession
 
+from lakehouse_job.hadoop_files import hadoop_path, read_text
 from lakehouse_job.hudi_options import MOR_BUCKETS, WrittenTable
+from lakehouse_job.hudi_timeline import timeline_files
 from lakehouse_job.index_layout import (
     COMMITS_SEARCHED,
     IndexLayout,
@@ -20,8 +22,6 @@ from lakehouse_job.index_layout import (
     refusal,
     refusal_report,
 )
-from lakehouse_job.schema_evolution import read_text
-from lakehouse_job.table_recovery import hadoop_path, timeline_files
 from lakehouse_tables.schema_change import completed_instants
 
 

@@ -46,6 +46,7 @@ from lakehouse_job.hudi_options import (
     table_path,
     written_tables,
 )
+from lakehouse_job.hudi_timeline import has_commit, timeline_files
 from lakehouse_job.index_guard import check_index_layouts
 from lakehouse_job.index_layout import IndexLayoutRefused
 from lakehouse_job.metrics import (
@@ -63,7 +64,7 @@ from lakehouse_job.source_streams import StreamListError, parse_stream_list
 from lakehouse_job.status import LagListener, StatusFile
 from lakehouse_job.table_config import TableConfigRefused
 from lakehouse_job.table_config_guard import check_table_configs
-from lakehouse_job.table_recovery import clear_unfinished_tables, has_commit, timeline_files
+from lakehouse_job.table_recovery import clear_unfinished_tables
 from lakehouse_job.table_widening import apply_widenings
 from lakehouse_job.writer_lease import WriterLease, lease_location, s3_client_from_env
 from lakehouse_job.writer_lock import WriterLock, WriterLockError

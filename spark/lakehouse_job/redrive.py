@@ -25,11 +25,12 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
 from lakehouse_job import envelope
+from lakehouse_job.hadoop_files import hadoop_path
 from lakehouse_job.hudi_options import SinkSettings, quarantine_options, quarantine_table_path
+from lakehouse_job.hudi_timeline import has_commit, timeline_files
 from lakehouse_job.parse import REASON, classify, raw_rows
 from lakehouse_job.sinks import raw_json_path, write_raw_json_to
 from lakehouse_job.spark_schema import KINESIS_SCHEMA
-from lakehouse_job.table_recovery import hadoop_path, has_commit, timeline_files
 from lakehouse_tables import columns
 from lakehouse_tables.declarations import TableSpec
 

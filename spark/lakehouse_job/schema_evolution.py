@@ -14,8 +14,9 @@ from collections.abc import Mapping
 
 from pyspark.sql import SparkSession
 
+from lakehouse_job.hadoop_files import read_text
 from lakehouse_job.hudi_options import SinkSettings, table_path
-from lakehouse_job.table_recovery import hadoop_path, timeline_files
+from lakehouse_job.hudi_timeline import timeline_files
 from lakehouse_tables.declarations import TableSpec, TableType
 from lakehouse_tables.schema_change import (
     Change,
@@ -34,17 +35,6 @@ from lakehouse_tables.schema_change import (
 log = logging.getLogger(__name__)
 
 ALL_TABLE_TYPES: tuple[TableType, ...] = ("COPY_ON_WRITE", "MERGE_ON_READ")
-
-
-def read_text(spark: SparkSession, path: str) -> str:
-    fs, file = hadoop_path(spark, path)
-    jvm = spark.sparkContext._jvm
-    assert jvm is not None  # a live session has its gateway
-    stream = fs.open(file)
-    try:
-        return str(jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
-    finally:
-        stream.close()
 
 
 def properties_path(path: str) -> str:

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 
 from pyspark.sql import SparkSession
 
+from lakehouse_job.hadoop_files import hadoop_path
 from lakehouse_job.hudi_options import WrittenTable
 from lakehouse_job.schema_evolution import properties_path, read_properties
 from lakehouse_job.table_config import (
@@ -20,7 +21,6 @@ from lakehouse_job.table_config import (
     refusal,
     refusal_report,
 )
-from lakehouse_job.table_recovery import hadoop_path
 
 
 def stored_properties(spark: SparkSession, path: str) -> dict[str, str] | None:

@@ -12,42 +12,19 @@ properties that has commits is not touched: that is damage to look at, not debri
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterable
-from typing import Any
 
 from pyspark.sql import SparkSession
+
+from lakehouse_job.hudi_timeline import has_commit, timeline_files
 
 log = logging.getLogger(__name__)
 
 PROPERTIES = ("hoodie.properties", "hoodie.properties.backup")
-# Completed write instants on the timeline, e.g. 20261123074753729.deltacommit.
-_COMPLETED = re.compile(r"^\d+\.(commit|deltacommit|replacecommit)$")
 
 
 class DamagedTableError(RuntimeError):
     pass
-
-
-def has_commit(timeline_files: Iterable[str]) -> bool:
-    """Given the names in a table's `.hoodie` folder: has a write completed?"""
-    return any(_COMPLETED.match(name) for name in timeline_files)
-
-
-def hadoop_path(spark: SparkSession, path: str) -> tuple[Any, Any]:
-    """(Hadoop's FileSystem of `path` with the job's settings, its Path): py4j objects."""
-    jvm = spark.sparkContext._jvm
-    assert jvm is not None  # a live session has its gateway
-    found = jvm.org.apache.hadoop.fs.Path(path)
-    return found.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), found
-
-
-def timeline_files(spark: SparkSession, path: str) -> list[str] | None:
-    """The names in the table's `.hoodie` folder; None when there is no such folder."""
-    fs, timeline = hadoop_path(spark, f"{path}/.hoodie")
-    if not fs.exists(timeline):
-        return None
-    return [status.getPath().getName() for status in fs.listStatus(timeline)]
 
 
 def is_unfinished(timeline_files: Iterable[str]) -> bool:

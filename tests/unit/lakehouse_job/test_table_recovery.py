@@ -2,7 +2,8 @@
 
 import pytest
 
-from lakehouse_job.table_recovery import DamagedTableError, has_commit, is_unfinished
+from lakehouse_job.hudi_timeline import has_commit
+from lakehouse_job.table_recovery import DamagedTableError, is_unfinished
 
 pytestmark = pytest.mark.unit
 
