@@ -2,7 +2,7 @@
 (2026-11-22T19:00:00.123Z); the ledger reads any form the record rules accept.
 
 The accepted form is rule 9 of the "Record rules" in tables.yaml; its Python side,
-parse_iso_micros, lives in lakehouse_tables.timestamps (the job's: lakehouse_job.timestamps).
+parse_iso_micros, lives in lakehouse_tables.timestamps (the job's: lakehouse_job.timestamp_columns).
 """
 
 from __future__ import annotations

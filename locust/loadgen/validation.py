@@ -140,7 +140,7 @@ def _check_fields(event: dict[str, Any], spec: TableSpec) -> str | None:
 
 def type_ok(field_type: FieldType, value: Any) -> bool:
     """A present, non-null value of a declared field of a type other than timestamp
-    (rule 9): as lakehouse_job.validate reads it."""
+    (rule 9): as lakehouse_job.field_checks reads it."""
     if isinstance(field_type, T.Decimal):
         return decimal_fits(field_type, value)
     if field_type == "date":

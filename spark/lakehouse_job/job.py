@@ -26,7 +26,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQueryListener
 
-from lakehouse_job import class_archive, envelope, sinks
+from lakehouse_job import driver_class_archive, envelope, sinks
 from lakehouse_job.checkpoint_sinks import (
     CheckpointSinks,
     CheckpointSinksRefused,
@@ -58,7 +58,6 @@ from lakehouse_job.metrics import (
 from lakehouse_job.parse import REASON, split_batch
 from lakehouse_job.plan_stages import per_session
 from lakehouse_job.progress import ProgressLog
-from lakehouse_job.query_views import QueryViews, query_objects, trino_executor
 from lakehouse_job.schema_evolution import plan_tables
 from lakehouse_job.source_streams import StreamListError, parse_stream_list
 from lakehouse_job.status import LagListener, StatusFile
@@ -66,6 +65,7 @@ from lakehouse_job.table_config import TableConfigRefused
 from lakehouse_job.table_config_guard import check_table_configs
 from lakehouse_job.table_recovery import clear_unfinished_tables
 from lakehouse_job.table_widening import apply_widenings
+from lakehouse_job.trino_views import QueryViews, query_objects, trino_executor
 from lakehouse_job.writer_lease import WriterLease, lease_location, s3_client_from_env
 from lakehouse_job.writer_lock import WriterLock, WriterLockError
 from lakehouse_tables import columns
@@ -557,7 +557,7 @@ def kinesis_stream(spark: SparkSession, args: argparse.Namespace) -> DataFrame:
 
 
 def build_session(args: argparse.Namespace) -> SparkSession:
-    class_archive.prepare()
+    driver_class_archive.prepare()
     builder = SparkSession.builder.appName("lakehouse-streaming-job")
     if args.master:
         builder = builder.master(args.master)
@@ -886,5 +886,5 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     code = main()
-    class_archive.finish_recording()
+    driver_class_archive.finish_recording()
     sys.exit(code)

@@ -26,8 +26,8 @@ from pyspark.sql import functions as F
 
 from lakehouse_job import envelope
 from lakehouse_job.envelope import SpecItems
+from lakehouse_job.field_checks import SpecColumns
 from lakehouse_job.plan_stages import Stage, apply, per_session
-from lakehouse_job.validate import SpecColumns
 from lakehouse_tables import columns
 from lakehouse_tables.declarations import TableSpec
 

@@ -1,6 +1,6 @@
 """Rule 9's timestamp form in Python: what the ledger and the declarations parse with.
 
-The job implements the same rule with Spark expressions (lakehouse_job.timestamps);
+The job implements the same rule with Spark expressions (lakehouse_job.timestamp_columns);
 tests/vectors/records.jsonl holds the cases both must decide alike.
 """
 

@@ -51,7 +51,7 @@ def test_package_imports_respect_the_layers(folder: str) -> None:
 
 def test_the_checker_sees_imports() -> None:
     # Guards the test above against passing vacuously (a wrong folder, a parser change).
-    assert "lakehouse_tables" in imported_roots(REPO / "spark/lakehouse_job/validate.py")
+    assert "lakehouse_tables" in imported_roots(REPO / "spark/lakehouse_job/field_checks.py")
     assert "lakehouse_tables" in imported_roots(REPO / "locust/loadgen/validation.py")
 
 

@@ -9,7 +9,7 @@ reports start-up CPU-seconds).
 The archive is recorded by the first job that exits (not killed): the job, told where the
 archive goes, asks its JVM to write the classes it loaded at exit (-XX:ArchiveClassesAtExit)
 into a partial file when there is none yet, and renames it once the JVM is gone
-(lakehouse_job.class_archive); drivers started after map it. Its name is a digest of
+(lakehouse_job.driver_class_archive); drivers started after map it. Its name is a digest of
 everything it depends on (the JDK, each jar of the class path, pyspark's among them, with
 its size and time): a new jar or JDK records a new one, and the JDK itself checks the class
 path again when it maps the file (and runs without it when they differ).
@@ -30,7 +30,7 @@ from pathlib import Path
 
 from lakehouse.core.config import Settings
 
-# Read by the job's driver (lakehouse_job.class_archive, which cannot import this package):
+# Read by the job's driver (lakehouse_job.driver_class_archive, which cannot import this package):
 # where the archive is, or is to be recorded.
 ARCHIVE_ENV = "LAKEHOUSE_CLASS_ARCHIVE"
 # A partial file older than this is from a JVM that exited without its driver waiting for it
@@ -89,7 +89,7 @@ def driver_options(
 ) -> tuple[list[str], dict[str, str]]:
     """The driver JVM's options and its Python driver's environment. `record`: the driver is
     the job, which maps the archive or, when there is none when it starts, records it
-    (lakehouse_job.class_archive: a supervisor restarts a job with the environment of its
+    (lakehouse_job.driver_class_archive: a supervisor restarts a job with the environment of its
     first start); other drivers (notebook kernels) map it when it exists. Nothing on a JDK
     before 13, which has no dynamic archive (Spark 3.5 also runs on 11), nor when
     `java_options` (the JVM's JAVA_TOOL_OPTIONS and JDK_JAVA_OPTIONS) load an agent."""

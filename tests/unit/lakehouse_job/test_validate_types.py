@@ -1,4 +1,4 @@
-"""Richer declared types through the job's transforms (lakehouse_job.validate): decimals
+"""Richer declared types through the job's transforms (lakehouse_job.field_checks): decimals
 exact or quarantined (never rounded), dates, and nested struct/array/map values.
 
 One batch holds every case; it is classified once per module.

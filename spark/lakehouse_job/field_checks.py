@@ -20,7 +20,7 @@ from pyspark.sql.types import (
 from lakehouse_job import envelope
 from lakehouse_job.envelope import CORRUPT, JSON_OPTIONS, Check
 from lakehouse_job.spark_schema import spark_type
-from lakehouse_job.timestamps import (
+from lakehouse_job.timestamp_columns import (
     lenient_timestamp,
     parse_iso_date,
     strict_iso_timestamp,

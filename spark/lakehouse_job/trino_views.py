@@ -21,6 +21,7 @@ from lakehouse_job.sinks import raw_json_path
 from lakehouse_tables.declarations import TableSpec
 from lakehouse_tables.query_views import QueryObject, json_table, live_view
 
+# Named as when this module was query_views: log lines keep their logger name.
 log = logging.getLogger("lakehouse_job.query_views")
 Execute = Callable[[str], list[list[Any]]]
 

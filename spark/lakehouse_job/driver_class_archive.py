@@ -18,7 +18,8 @@ from pathlib import Path
 
 from pyspark import SparkContext
 
-log = logging.getLogger(__name__)
+# Named as when this module was class_archive: log lines keep their logger name.
+log = logging.getLogger("lakehouse_job.class_archive")
 
 ARCHIVE_ENV = "LAKEHOUSE_CLASS_ARCHIVE"  # set by lakehouse.class_archive
 SUBMIT_ENV = "PYSPARK_SUBMIT_ARGS"

@@ -1,5 +1,5 @@
-"""lakehouse_job.class_archive: the job maps the archive or records it, and names a recording
-only once the JVM has exited cleanly."""
+"""lakehouse_job.driver_class_archive: the job maps the archive or records it, and names a
+recording only once the JVM has exited cleanly."""
 
 import os
 import shlex
@@ -12,7 +12,7 @@ import pytest
 from pyspark import SparkContext
 
 from lakehouse.local import class_archive as launcher
-from lakehouse_job import class_archive
+from lakehouse_job import driver_class_archive
 
 pytestmark = pytest.mark.unit
 
@@ -28,14 +28,14 @@ sys.exit(int(sys.argv[2]))
 @pytest.fixture
 def archive(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     path = tmp_path / "driver-0123.jsa"
-    monkeypatch.setenv(class_archive.ARCHIVE_ENV, str(path))
-    monkeypatch.setenv(class_archive.SUBMIT_ENV, "--driver-memory 1g pyspark-shell")
-    monkeypatch.setattr(class_archive, "_recording", [])
+    monkeypatch.setenv(driver_class_archive.ARCHIVE_ENV, str(path))
+    monkeypatch.setenv(driver_class_archive.SUBMIT_ENV, "--driver-memory 1g pyspark-shell")
+    monkeypatch.setattr(driver_class_archive, "_recording", [])
     return path
 
 
 def driver_options() -> str:
-    args = shlex.split(os.environ[class_archive.SUBMIT_ENV])
+    args = shlex.split(os.environ[driver_class_archive.SUBMIT_ENV])
     assert args[0] == "--conf" and args[-3:] == ["--driver-memory", "1g", "pyspark-shell"]
     key, _, options = args[1].partition("=")
     assert key == "spark.driver.defaultJavaOptions"
@@ -47,16 +47,16 @@ def finish(monkeypatch: pytest.MonkeyPatch, partial: Path, code: int) -> None:
         [sys.executable, "-c", JVM, str(partial), str(code)], stdin=subprocess.PIPE
     )
     monkeypatch.setattr(SparkContext, "_gateway", SimpleNamespace(proc=jvm))
-    class_archive.finish_recording()
+    driver_class_archive.finish_recording()
     assert jvm.returncode == code  # waited for
 
 
 def test_a_job_records_the_archive_when_there_is_none_and_names_it_after_its_jvm(
     monkeypatch: pytest.MonkeyPatch, archive: Path
 ) -> None:
-    class_archive.prepare()
+    driver_class_archive.prepare()
     partial = Path(f"{archive}.{os.getpid()}.partial")
-    assert driver_options() == f"-XX:ArchiveClassesAtExit={partial} {class_archive.QUIET}"
+    assert driver_options() == f"-XX:ArchiveClassesAtExit={partial} {driver_class_archive.QUIET}"
     finish(monkeypatch, partial, code=0)
     assert archive.read_bytes() == b"classes" and not partial.exists()
 
@@ -64,7 +64,7 @@ def test_a_job_records_the_archive_when_there_is_none_and_names_it_after_its_jvm
 def test_a_jvm_that_failed_leaves_no_archive(
     monkeypatch: pytest.MonkeyPatch, archive: Path
 ) -> None:
-    class_archive.prepare()
+    driver_class_archive.prepare()
     partial = Path(f"{archive}.{os.getpid()}.partial")
     finish(monkeypatch, partial, code=1)
     assert not archive.exists() and not partial.exists()
@@ -74,11 +74,11 @@ def test_a_job_maps_an_archive_that_exists_and_records_nothing(
     monkeypatch: pytest.MonkeyPatch, archive: Path
 ) -> None:
     archive.write_bytes(b"classes")
-    class_archive.prepare()
-    assert driver_options() == f"-XX:SharedArchiveFile={archive} {class_archive.QUIET}"
+    driver_class_archive.prepare()
+    assert driver_options() == f"-XX:SharedArchiveFile={archive} {driver_class_archive.QUIET}"
     jvm = subprocess.Popen([sys.executable, "-c", JVM, "unused", "0"], stdin=subprocess.PIPE)
     monkeypatch.setattr(SparkContext, "_gateway", SimpleNamespace(proc=jvm))
-    class_archive.finish_recording()
+    driver_class_archive.finish_recording()
     assert jvm.poll() is None  # left to exit with the driver, as without an archive
     jvm.kill()
     jvm.wait()
@@ -87,13 +87,13 @@ def test_a_job_maps_an_archive_that_exists_and_records_nothing(
 def test_nothing_is_done_unless_the_launcher_says_where_the_archive_is(
     monkeypatch: pytest.MonkeyPatch, archive: Path
 ) -> None:
-    monkeypatch.delenv(class_archive.ARCHIVE_ENV)
-    class_archive.prepare()
-    assert os.environ[class_archive.SUBMIT_ENV] == "--driver-memory 1g pyspark-shell"
+    monkeypatch.delenv(driver_class_archive.ARCHIVE_ENV)
+    driver_class_archive.prepare()
+    assert os.environ[driver_class_archive.SUBMIT_ENV] == "--driver-memory 1g pyspark-shell"
     monkeypatch.setattr(SparkContext, "_gateway", None)
-    class_archive.finish_recording()
+    driver_class_archive.finish_recording()
 
 
 def test_the_job_reads_what_the_launcher_sets() -> None:
-    assert class_archive.ARCHIVE_ENV == launcher.ARCHIVE_ENV
-    assert class_archive.QUIET == launcher.QUIET
+    assert driver_class_archive.ARCHIVE_ENV == launcher.ARCHIVE_ENV
+    assert driver_class_archive.QUIET == launcher.QUIET

@@ -1,11 +1,11 @@
-"""lakehouse_job.query_views: views appear once their tables exist; Trino down is no error."""
+"""lakehouse_job.trino_views: views appear once their tables exist; Trino down is no error."""
 
 from __future__ import annotations
 
 import pytest
 
 from lakehouse_job.hudi_options import SinkSettings
-from lakehouse_job.query_views import QueryViews, query_objects
+from lakehouse_job.trino_views import QueryViews, query_objects
 from lakehouse_tables.declarations import load_tables
 
 pytestmark = pytest.mark.unit
