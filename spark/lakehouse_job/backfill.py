@@ -29,13 +29,15 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from lakehouse_job import redrive
+from lakehouse_job.batch_writer import BatchWriter
+from lakehouse_job.cli import build_parser
 from lakehouse_job.hudi_options import SinkSettings, written_tables
 from lakehouse_job.index_guard import check_index_layouts
 from lakehouse_job.index_layout import IndexLayoutRefused
-from lakehouse_job.job import EXIT_REFUSED_CONFIG, BatchWriter, build_parser
 from lakehouse_job.schema_evolution import plan_tables
 from lakehouse_job.sinks import raw_json_path
 from lakehouse_job.spark_schema import KINESIS_SCHEMA
+from lakehouse_job.startup import EXIT_REFUSED_CONFIG
 from lakehouse_job.table_config import TableConfigRefused
 from lakehouse_job.table_config_guard import check_table_configs
 from lakehouse_job.writer_lock import WriterLock, WriterLockError

@@ -17,8 +17,15 @@ from dataclasses import asdict, dataclass
 
 from pyspark.sql import SparkSession
 
-from lakehouse_job.hudi_options import SHARED_WITH_COMPACTOR
+from lakehouse_job.hudi_options import (
+    SHARED_WITH_COMPACTOR,
+    SinkSettings,
+    compaction_options,
+    table_path,
+)
+from lakehouse_job.hudi_timeline import has_commit, timeline_files
 from lakehouse_job.status import StatusFile
+from lakehouse_tables.declarations import TableSpec
 
 log = logging.getLogger("lakehouse_job.compaction")
 MAX_DELTA_COMMITS = "hoodie.compact.inline.max.delta.commits"
@@ -214,3 +221,18 @@ class CompactionRunner:
                 compaction={path: asdict(h) for path, h in self.health.items()},
                 compaction_failed=self.failed,
             )
+
+
+def existing_mor_tables(
+    spark: SparkSession, specs: Mapping[str, TableSpec], sink: SinkSettings
+) -> dict[str, dict[str, str]]:
+    """Declared Merge-on-Read tables on storage with a commit (a table created by a run
+    that died before its first commit has nothing to compact): path -> its compaction
+    options."""
+    found = {}
+    for spec in specs.values():
+        if "MERGE_ON_READ" in spec.table_types:
+            path = table_path(sink, spec, "MERGE_ON_READ")
+            if has_commit(timeline_files(spark, path) or []):
+                found[path] = compaction_options(spec, sink)
+    return found

@@ -3,7 +3,7 @@ quarantined is gone: an event type declared after its records arrived ("unknown
 event_type"), a field's type widened since ("wrong type"), a record rule relaxed.
 
 Each quarantined record of the entry's event type goes through the job's own parse,
-validate, dedupe and Hudi writes (lakehouse_job.backfill's BatchWriter) at its original
+validate, dedupe and Hudi writes (lakehouse_job.batch_writer) at its original
 stream position, so the precombine rules decide as if it had been accepted when it came:
 an older event still loses to a newer one already in the tables. A record accepted now
 leaves the quarantine (one Hudi delete of its key, after the tables' writes); one still

@@ -19,7 +19,7 @@ from lakehouse.local import stack as stack_module
 from lakehouse.local.job_launcher import job_spec
 from lakehouse.local.services import metastore_spec, minio_spec, trino_spec
 from lakehouse.local.supervisor import Supervisor
-from lakehouse_job.job import EXIT_REFUSED_CONFIG
+from lakehouse_job.startup import EXIT_REFUSED_CONFIG
 from tests.support import scenario as scripted
 from tests.support.checks import assert_sinks_hold
 from tests.support.pipeline import Run, tail, wait_for

@@ -21,7 +21,7 @@ from lakehouse import cli
 from lakehouse.local.job_launcher import job_command, job_env, job_spec
 from lakehouse.local.supervisor import Supervisor
 from lakehouse_job.crash_points import POINTS_ENV, STATE_ENV, fired_points
-from lakehouse_job.job import EXIT_REFUSED_CONFIG
+from lakehouse_job.startup import EXIT_REFUSED_CONFIG
 from lakehouse_tables.declarations import TABLES_YAML
 from tests.support.pipeline import Run, storage_state, tail, wait_for
 

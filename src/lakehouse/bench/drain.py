@@ -38,6 +38,7 @@ from lakehouse.bench.pipeline import (
     COMPONENTS,
     Variants,
     iso,
+    job_module,
     job_profile_args,
     order_event,
     orders_only,
@@ -354,7 +355,7 @@ def drain_once(
     started = time.time()
     with open(workdir / "job.log", "wb") as log:
         job = subprocess.Popen(
-            job_command(args),
+            job_command(args, module=job_module(args)),
             env=job_env(profile_settings(settings, profile, opts.variants)),
             stdout=log,
             stderr=log,

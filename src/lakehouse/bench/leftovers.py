@@ -58,9 +58,9 @@ def delete_prefix(s3: Any, bucket: str, prefix: str) -> int:
 
 def drop_databases(settings: Settings, databases: tuple[str, ...]) -> None:
     """The run's databases and the tables the job registered in them
-    (lakehouse_job.drop_databases: a Spark driver of a few seconds)."""
+    (lakehouse_job.bench.drop_databases: a Spark driver of a few seconds)."""
     done = subprocess.run(
-        job_command(databases, master="local[1]", module="lakehouse_job.drop_databases"),
+        job_command(databases, master="local[1]", module="lakehouse_job.bench.drop_databases"),
         env=job_env(settings),
         capture_output=True,
         text=True,

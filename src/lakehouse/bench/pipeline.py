@@ -24,7 +24,7 @@ import subprocess
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -218,11 +218,14 @@ def pct(values: list[float], q: float) -> float | None:
 
 # Benchmark profiles: the job's own profiles (its --profile choices, table layouts), and
 # ways of running the job on the fast layout: Hudi's streaming sink as the yardstick (the
-# Hudi tables only, or every output the job writes: lakehouse_job.hudi_streaming_sink), and
-# without its Prometheus metrics (what serving them costs).
+# Hudi tables only, or every output the job writes: lakehouse_job.bench.hudi_streaming_sink),
+# and without its Prometheus metrics (what serving them costs).
 LAYOUT_PROFILES = ("fast", "baseline")
 SINK_WRITERS = {"hudi-sink": "hudi-streaming-sink", "hudi-sink-all": "hudi-streaming-sink-all"}
 BENCH_PROFILES = (*LAYOUT_PROFILES, *SINK_WRITERS, "fast-nometrics")
+# The driver that takes --writer (the yardsticks): the job's own options, and that one.
+YARDSTICK_MODULE = "lakehouse_job.bench.job"
+JOB_MODULE = "lakehouse_job.job"
 
 
 Variants = tuple[tuple[str, tuple[str, ...]], ...]  # (name, job options) of the user's profiles
@@ -277,6 +280,13 @@ def job_profile_args(profile: str, variants: Variants = ()) -> list[str]:
     return ["--profile", profile]
 
 
+def job_module(job_args: Sequence[str]) -> str:
+    """The module that runs a job with these options: the job's own, or the benchmark's
+    entry when they pick a writer (the yardstick profiles, or a variant's --writer)."""
+    picks_writer = any(a == "--writer" or a.startswith("--writer=") for a in job_args)
+    return YARDSTICK_MODULE if picks_writer else JOB_MODULE
+
+
 def orders_only(path: Path) -> Path:
     """The project's table declarations reduced to the one the benchmark sends, so every
     profile writes the same tables (Hudi's streaming sink runs a query per table)."""
@@ -309,7 +319,7 @@ def run_pipeline(settings: Settings, opts: PipelineOptions, say: Callable[[str],
     ]
     with open(workdir / "job.log", "wb") as log:
         job = subprocess.Popen(
-            job_command(args),
+            job_command(args, module=job_module(args)),
             env=job_env(profile_settings(settings, opts.profile, opts.variants)),
             stdout=log,
             stderr=log,

@@ -19,7 +19,7 @@ def write_plots(summary: dict[str, Any], out: Path) -> list[Path]:
     if runs:
         written.append(_throughput(plt, runs, out / "throughput.png"))
         written.append(_freshness(plt, runs, out / "freshness.png"))
-    # "profile/table type/keys" -> median seconds, from lakehouse_job.commit_bench.medians
+    # "profile/table type/keys" -> median seconds, from lakehouse_job.bench.commit_bench.medians
     medians = summary.get("commit_cost", {}).get("median_seconds", {})
     if medians:
         batch = summary["commit_cost"]["batch"]

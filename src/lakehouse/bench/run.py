@@ -266,7 +266,7 @@ def commit_cost(
     command = [
         sys.executable,
         "-m",
-        "lakehouse_job.commit_bench",
+        "lakehouse_job.bench.commit_bench",
         *("--base", f"s3a://{settings['LAKEHOUSE_BUCKET']}/bench/commit"),
         *("--sizes", ",".join(str(s) for s in opts.commit_sizes)),
         *("--batch", str(opts.commit_batch), "--profiles", ",".join(table_profiles)),

@@ -22,8 +22,8 @@ from collections.abc import Callable, Sequence
 from types import FrameType
 
 # 3: another job holds the checkpoint; 5: the tables file declares a change the existing
-# tables cannot take (lakehouse_job.job.EXIT_REFUSED_CONFIG). Neither is a fault a restart
-# fixes: the job said why, and restarting would only repeat it.
+# tables cannot take (lakehouse_job.startup.EXIT_REFUSED_CONFIG). Neither is a fault a
+# restart fixes: the job said why, and restarting would only repeat it.
 NO_RESTART_CODES = frozenset({0, 3, 5})
 
 

@@ -1,4 +1,4 @@
-"""One micro-batch into every sink, with the sinks faked (lakehouse_job.job.BatchWriter)."""
+"""One micro-batch into every sink, with the sinks faked (lakehouse_job.batch_writer)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 
 from lakehouse_job import sinks
+from lakehouse_job.batch_writer import BatchWriter, sink_names
 from lakehouse_job.hudi_options import SinkSettings, compaction_options, table_path
-from lakehouse_job.job import BatchWriter, sink_names
 from lakehouse_job.spark_schema import KINESIS_SCHEMA
 from lakehouse_tables.declarations import TABLES_YAML, Tables, load_tables
 

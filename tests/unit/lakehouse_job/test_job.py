@@ -1,6 +1,8 @@
 """The job's decisions without Spark: when a commit also updates the metastore
-(job.MetastoreSync), the trigger watchdog, a tables file refused at start."""
+(metastore_sync), the trigger watchdog (stopping), a tables file refused at start, the
+command line read into a JobConfig (cli, config)."""
 
+import dataclasses
 import signal
 import threading
 from pathlib import Path
@@ -8,15 +10,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from lakehouse_job.job import (
-    EXIT_REFUSED_CONFIG,
-    MetastoreSync,
-    TriggerWatchdog,
-    build_parser,
-    detach_listeners,
-    run,
-)
+from lakehouse_job.bench.job import bench_parser
+from lakehouse_job.cli import build_parser
+from lakehouse_job.config import JobConfig
+from lakehouse_job.job import run
+from lakehouse_job.metastore_sync import MetastoreSync
+from lakehouse_job.startup import EXIT_REFUSED_CONFIG
 from lakehouse_job.status import LagListener, StatusFile
+from lakehouse_job.stopping import TriggerWatchdog, detach_listeners
 from lakehouse_tables.declarations import TABLES_YAML
 
 pytestmark = pytest.mark.unit
@@ -69,10 +70,10 @@ def test_an_invalid_tables_file_is_refused_not_restarted(
 ) -> None:
     tables = tmp_path / "tables.yaml"
     tables.write_text(TABLES_YAML.read_text().replace("amount: double", "amount: money", 1))
-    args = build_parser().parse_args(["--tables", str(tables)])
+    config = JobConfig.from_args(build_parser().parse_args(["--tables", str(tables)]))
     handlers = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
     try:
-        assert run(args) == EXIT_REFUSED_CONFIG  # the supervisor does not restart exit 5
+        assert run(config) == EXIT_REFUSED_CONFIG  # the supervisor does not restart exit 5
     finally:
         signal.signal(signal.SIGTERM, handlers[0])
         signal.signal(signal.SIGINT, handlers[1])
@@ -116,3 +117,34 @@ def test_listeners_are_removed_once_the_querys_end_reached_them() -> None:
     assert removed == ["progress", "lag"]
     detach_listeners(spark, ["late"], ended, timeout_s=0.01)  # type: ignore[arg-type,list-item]
     assert removed[-1] == "late"  # removed all the same, after the wait
+
+
+def test_the_config_holds_every_option_frozen() -> None:
+    args = build_parser().parse_args(
+        ["--kinesis-option", "readAhead=false", "--hudi-option", "a=b", "--catalog", "glue"]
+    )
+    config = JobConfig.from_args(args)
+    assert config.kinesis_options == (("readAhead", "false"),)
+    assert config.spark_settings == ()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.stream = "other"  # type: ignore[misc]
+    sink = config.sink_settings()
+    assert sink.extra_options == (("a", "b"),)
+    assert sink.hive_sync  # Glue registers the tables without a metastore URI
+    assert not JobConfig.from_args(build_parser().parse_args([])).sink_settings().hive_sync
+
+
+def test_every_option_has_a_config_field_and_every_field_an_option() -> None:
+    parser = build_parser()
+    options = {a.dest for a in parser._actions if a.dest != "help"}
+    named = {field.name for field in dataclasses.fields(JobConfig)}
+    renamed = {"kinesis_option", "spark_conf", "hudi_option"}
+    assert named == (options - renamed) | {"kinesis_options", "spark_settings", "hudi_options"}
+
+
+def test_only_the_benchmarks_entry_takes_a_writer() -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--writer", "hudi-streaming-sink"])
+    args = bench_parser().parse_args(["--writer", "hudi-streaming-sink-all", "--available-now"])
+    assert (args.writer, args.available_now) == ("hudi-streaming-sink-all", True)
+    assert bench_parser().parse_args([]).writer == "foreach-batch"

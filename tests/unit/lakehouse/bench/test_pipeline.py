@@ -2,6 +2,7 @@
 profiles."""
 
 import json
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from lakehouse.bench import pipeline
 from lakehouse.bench.pipeline import (
     Probe,
     Producer,
+    job_module,
     job_profile_args,
     order_event,
     parse_variant,
@@ -17,6 +19,7 @@ from lakehouse.bench.pipeline import (
     profile_settings,
 )
 from lakehouse.core.config import ConfigError, Settings
+from lakehouse_job.bench.job import YARDSTICKS
 from lakehouse_job.hudi_options import PROFILES
 
 pytestmark = pytest.mark.unit
@@ -46,6 +49,17 @@ def test_hudi_sink_profile_runs_the_job_with_hudis_streaming_sink() -> None:
     assert job_profile_args("hudi-sink-all")[-2:] == ["--writer", "hudi-streaming-sink-all"]
     with pytest.raises(ValueError, match="unknown benchmark profile"):
         job_profile_args("fastest")
+
+
+def test_a_job_that_picks_a_writer_runs_from_the_benchmarks_entry() -> None:
+    for profile in ("hudi-sink", "hudi-sink-all"):
+        assert job_module(job_profile_args(profile)) == "lakehouse_job.bench.job"
+    assert job_module(["--writer=hudi-streaming-sink"]) == "lakehouse_job.bench.job"
+    for profile in ("fast", "baseline", "fast-nometrics"):
+        assert job_module(job_profile_args(profile)) == "lakehouse_job.job"
+    assert job_module(["--writer-lease"]) == "lakehouse_job.job"
+    assert set(pipeline.SINK_WRITERS.values()) == set(YARDSTICKS)
+    assert all(find_spec(m) for m in (pipeline.JOB_MODULE, pipeline.YARDSTICK_MODULE))
 
 
 def test_layout_profiles_are_the_jobs_profiles() -> None:

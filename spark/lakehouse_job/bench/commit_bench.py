@@ -249,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
                 rows = cdc_batch(spark, spec, size, args.batch, args.recent, args.spread, seed=i)
                 rows = rows.persist()
                 rows.count()
-                # As the job does (job.MetastoreSync): baseline syncs every commit, the
+                # As the job does (metastore_sync.MetastoreSync): baseline syncs every commit, the
                 # fast profile once per run and table.
                 sync = v.sync_every_commit or (target == sizes[0] and i == 0)
                 began, cpu_before = time.monotonic(), procstats.group(os.getpgrp()).cpu_s

@@ -12,7 +12,7 @@ from pyspark.sql import SparkSession
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lakehouse_job.drop_databases")
+    parser = argparse.ArgumentParser(prog="python -m lakehouse_job.bench.drop_databases")
     parser.add_argument("--master", default="local[1]")
     parser.add_argument("databases", nargs="+")
     args = parser.parse_args(argv)

@@ -1,8 +1,8 @@
-"""lakehouse_job.commit_bench: lever variants and per-commit medians."""
+"""lakehouse_job.bench.commit_bench: lever variants and per-commit medians."""
 
 import pytest
 
-from lakehouse_job.commit_bench import Variant, medians
+from lakehouse_job.bench.commit_bench import Variant, medians
 
 pytestmark = pytest.mark.unit
 
