@@ -1,5 +1,6 @@
-"""Which of the project's packages may import which, and within src/lakehouse and the load
-generator which of their packages may import which.
+"""Which of the project's packages may import which, within src/lakehouse and the load
+generator which of their packages may import which, and within the streaming job which of
+its modules may import which.
 
 lakehouse_tables (declarations and record rules) is the bottom layer: pure, imported by
 all. The streaming job (lakehouse_job, in spark/) is launched, never imported, by the
@@ -176,3 +177,84 @@ def test_the_area_checks_see_imports() -> None:
     assert "lakehouse.core.procstats" in graph["locust:bench_load"]
     assert area("lakehouse.aws.cost") == "aws" and area("loadgen.send") == "loadgen"
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
+
+
+# --- lakehouse_job's modules ---------------------------------------------------------------
+#
+# From the top: the benchmark's drivers (lakehouse_job.bench), the entry modules `python -m`
+# runs (the job, the backfill), the job's start-up and stop (its command line,
+# configuration, checks, session and signals), and the pipeline's stages (every other
+# module: parse, validate, dedupe, the sinks, the batch writer, compaction, ...). A module
+# imports only from its own layer or those below, entries import no other entry, and no
+# modules import each other in a cycle: the job never imports the benchmark, and a stage
+# never the entry or the command line.
+JOB = REPO / "spark" / "lakehouse_job"
+BENCH = "lakehouse_job.bench"
+ENTRIES = {"lakehouse_job.job", "lakehouse_job.backfill"}
+STARTUP = {
+    "lakehouse_job.cli",
+    "lakehouse_job.config",
+    "lakehouse_job.session",
+    "lakehouse_job.startup",
+    "lakehouse_job.stopping",
+}
+LAYER_NAMES = ("stages", "start-up", "entries", "bench")
+
+
+def job_modules() -> dict[str, Path]:
+    """lakehouse_job's modules (packages by their __init__) -> their files."""
+    found = {}
+    for path in sorted(JOB.rglob("*.py")):
+        parts = path.relative_to(JOB.parent).with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def job_graph() -> dict[str, set[str]]:
+    modules = job_modules()
+    return {name: job_imports(path, set(modules)) - {name} for name, path in modules.items()}
+
+
+def layer(module: str) -> int:
+    if module == BENCH or module.startswith(f"{BENCH}."):
+        return LAYER_NAMES.index("bench")
+    if module in ENTRIES:
+        return LAYER_NAMES.index("entries")
+    if module in STARTUP:
+        return LAYER_NAMES.index("start-up")
+    return LAYER_NAMES.index("stages")
+
+
+def test_the_jobs_layers_name_its_modules() -> None:
+    assert {*ENTRIES, *STARTUP, BENCH} <= set(job_modules())
+
+
+def test_job_modules_import_only_their_layer_and_those_below() -> None:
+    upward = {
+        f"{module} ({LAYER_NAMES[layer(module)]}) imports {imported} "
+        f"({LAYER_NAMES[layer(imported)]})"
+        for module, imports in job_graph().items()
+        for imported in imports
+        if layer(imported) > layer(module)
+    }
+    assert upward == set()
+
+
+def test_no_entry_imports_another() -> None:
+    graph = job_graph()
+    assert {entry: graph[entry] & ENTRIES for entry in ENTRIES} == {e: set() for e in ENTRIES}
+
+
+def test_the_jobs_modules_import_each_other_in_no_cycle() -> None:
+    assert cycles(job_graph()) == []
+
+
+def test_the_layer_checks_see_imports() -> None:
+    # Guards the tests above against passing vacuously.
+    graph = job_graph()
+    assert "lakehouse_job.batch_writer" in graph["lakehouse_job.job"]
+    assert "lakehouse_job.job" in graph["lakehouse_job.bench.job"]
+    assert "lakehouse_job.bench.hudi_streaming_sink" in graph["lakehouse_job.bench.job"]
+    assert layer("lakehouse_job.bench.job") > layer("lakehouse_job.job")
+    assert layer("lakehouse_job.job") > layer("lakehouse_job.startup")
+    assert layer("lakehouse_job.startup") > layer("lakehouse_job.parse")
