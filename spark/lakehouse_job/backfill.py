@@ -20,6 +20,7 @@ warehouse's writer lock like the streaming job: stop the job first.
 
 from __future__ import annotations
 
+import argparse
 import logging
 import sys
 from collections.abc import Sequence
@@ -142,12 +143,8 @@ def redrive_quarantine(
     return count, redrive.remove_from_quarantine(spark, sink, spec, keys)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    logging.basicConfig(
-        level=logging.INFO,
-        stream=sys.stdout,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+def backfill_parser() -> argparse.ArgumentParser:
+    """The job's options, and which entry to refill from where."""
     parser = build_parser()
     parser.prog = "lakehouse-backfill"
     parser.description = __doc__
@@ -163,12 +160,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="send the entry's quarantined records through the job again instead of its raw "
         "copy (lakehouse_job.redrive): those accepted now leave the quarantine",
     )
-    args = parser.parse_args(argv)
-    specs = load_tables(args.tables)
-    if args.event_type not in specs:
-        log.error("%s declares no entry %r (it has %s)", args.tables, args.event_type, list(specs))
-        return 2
-    sink = SinkSettings(
+    return parser
+
+
+def sink_settings(args: argparse.Namespace) -> SinkSettings:
+    """Where the backfill writes: the job's tables, registered where there is a metastore."""
+    return SinkSettings(
         base_path=args.warehouse,
         raw_base_path=args.raw,
         database=args.database,
@@ -177,6 +174,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         profile=args.profile,
         checkpoint=args.checkpoint,
     )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(
+        level=logging.INFO,
+        stream=sys.stdout,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    args = backfill_parser().parse_args(argv)
+    specs = load_tables(args.tables)
+    if args.event_type not in specs:
+        log.error("%s declares no entry %r (it has %s)", args.tables, args.event_type, list(specs))
+        return 2
+    sink = sink_settings(args)
     try:
         lock = WriterLock(args.warehouse).acquire()
     except WriterLockError as error:

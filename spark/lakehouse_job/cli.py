@@ -41,9 +41,17 @@ def _name_value_arg(value: str) -> tuple[str, str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    bucket = _env("LAKEHOUSE_BUCKET", "lakehouse")
-    database = _env("LAKEHOUSE_DATABASE", "lakehouse")
     p = argparse.ArgumentParser(prog="lakehouse-job", description=DESCRIPTION)
+    _source_options(p)
+    _setting_options(p)
+    _table_options(p)
+    _run_options(p)
+    _driver_options(p)
+    return p
+
+
+def _source_options(p: argparse.ArgumentParser) -> None:
+    """The Kinesis source."""
     p.add_argument(
         "--stream",
         type=_stream_list_arg,
@@ -78,6 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="an option of the Kinesis source (spark/kinesis-source/README.md), e.g. "
         "readAhead=false; repeatable",
     )
+
+
+def _setting_options(p: argparse.ArgumentParser) -> None:
+    """Spark's and Hudi's own settings."""
     p.add_argument(
         "--spark-conf",
         action="append",
@@ -98,6 +110,12 @@ def build_parser() -> argparse.ArgumentParser:
         "hoodie.parquet.compression.codec=zstd), and for the compaction of Merge-on-Read "
         "tables where it is one the two must share (merging, locking); repeatable",
     )
+
+
+def _table_options(p: argparse.ArgumentParser) -> None:
+    """The tables, where they are registered, and where the job writes."""
+    bucket = _env("LAKEHOUSE_BUCKET", "lakehouse")
+    database = _env("LAKEHOUSE_DATABASE", "lakehouse")
     p.add_argument(
         "--tables",
         default=str(default_tables_path()),
@@ -125,6 +143,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--warehouse", default=f"s3a://{bucket}/warehouse/{database}.db")
     p.add_argument("--raw", default=f"s3a://{bucket}/raw")
     p.add_argument("--checkpoint", default=f"s3a://{bucket}/checkpoints/lakehouse-job")
+
+
+def _run_options(p: argparse.ArgumentParser) -> None:
+    """How the query runs, compacts and stops."""
     p.add_argument("--trigger-seconds", type=float, default=5.0)
     p.add_argument(
         "--available-now",
@@ -178,6 +200,10 @@ def build_parser() -> argparse.ArgumentParser:
         default="fast",
         help="table layout and write settings; 'baseline' is the first release's (benchmarks)",
     )
+
+
+def _driver_options(p: argparse.ArgumentParser) -> None:
+    """Where the driver runs, and what it reports."""
     p.add_argument("--master", default=_env("SPARK_MASTER"))
     p.add_argument(
         "--metrics-port",
@@ -201,4 +227,3 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_false",
         help="leave Hudi's own metrics of each write off (in the metrics line and series)",
     )
-    return p
