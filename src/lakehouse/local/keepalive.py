@@ -21,10 +21,11 @@ import time
 from collections.abc import Callable, Sequence
 from types import FrameType
 
-# 3: another job holds the checkpoint; 5: the tables file declares a change the existing
-# tables cannot take (lakehouse_job.startup.EXIT_REFUSED_CONFIG). Neither is a fault a
-# restart fixes: the job said why, and restarting would only repeat it.
-NO_RESTART_CODES = frozenset({0, 3, 5})
+# 2: the job's arguments are wrong (argparse); 3: another job holds the checkpoint; 5: the
+# tables file declares a change the existing tables cannot take
+# (lakehouse_job.startup.EXIT_REFUSED_CONFIG). None is a fault a restart fixes: the job
+# said why, and restarting would only repeat it.
+NO_RESTART_CODES = frozenset({0, 2, 3, 5})
 
 
 class Keepalive:

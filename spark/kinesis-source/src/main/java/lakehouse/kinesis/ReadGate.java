@@ -7,7 +7,7 @@ package lakehouse.kinesis;
  * <p>A query is stopped cleanly only between micro-batches. With a backlog, Spark starts the
  * next batch the moment one commits, so a driver waiting for a gap could wait until the whole
  * backlog is drained; with the gate closed, the next trigger finds no new records and the query
- * idles until its next trigger, and the driver stops it then (spark/lakehouse_job/job.py).
+ * idles until its next trigger, and the driver stops it then (spark/lakehouse_job/stopping.py).
  * Called through py4j by the driver: public and static.
  */
 public final class ReadGate {
