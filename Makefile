@@ -98,7 +98,7 @@ demo: setup
 # minutes is seen when it lands and a slow hour alone does not fail CI
 # (docs/performance.md, *The test suite's time*).
 E2E_WORKERS ?= 2
-TEST_BUDGET_S ?= 750
+TEST_BUDGET_S ?= 900
 TEST_ALL_BUDGET_S ?= 2400
 E2E_LOG ?= .local/test-logs/e2e.log
 EVERYDAY_TESTS := everyday and not long and not soak
