@@ -18,7 +18,7 @@ Points:
     during:TEXT                while some JVM thread runs a frame whose class.method contains
                                TEXT, e.g. during:HiveSyncTool.syncHoodieTable (hive sync),
                                during:RunCompactionProcedure.call (compaction); watched inside
-                               the JVM by lakehouse.faults.CrashWatch (the Kinesis source jar)
+                               the JVM by lakehouse.faults.CrashWatch (spark/job-helpers)
 """
 
 from __future__ import annotations

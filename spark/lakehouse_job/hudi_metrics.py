@@ -3,7 +3,7 @@
 With `hoodie.metrics.on`, Hudi records every commit's figures (commit.duration and
 commit.totalRecordsWritten, deltacommit.totalBytesWritten, clean.duration, ...) in a
 metrics registry per write client and hands each registry to a reporter; ours
-(lakehouse.hudi.CommitMetricsReporter, in the job's jar) keeps the table's registries in the
+(lakehouse.hudi.CommitMetricsReporter, spark/job-helpers) keeps the table's registries in the
 driver's JVM, and the job reads them after each write, into the batch's metrics line and
 the Prometheus series lakehouse_job_hudi_metric{table,metric}. Hudi's own
 Prometheus reporter is not used: it listens on every interface, and the first write client

@@ -44,11 +44,12 @@ def bench(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def java_test(settings: Settings, _: argparse.Namespace) -> int:
-    """The JUnit tests: the Kinesis source's (offset and shard logic) and the CDC
-    service's (its Kinesis sink and snapshot mark), both run whatever the first gives."""
-    source = installers.run_kinesis_source_tests(settings)
-    service = installers.run_cdc_service_tests(settings, say)
-    return source or service
+    """The JUnit tests: the Kinesis source's (offset and shard logic), the job's helpers'
+    (crash points, Hudi metrics reporter) and the CDC service's (its Kinesis sink and
+    snapshot mark), each run whatever the others give."""
+    codes = [installers.run_java_module_tests(m, settings) for m in installers.JAVA_MODULES]
+    codes.append(installers.run_cdc_service_tests(settings, say))
+    return next((code for code in codes if code), 0)
 
 
 def _ints(text: str) -> tuple[int, ...]:

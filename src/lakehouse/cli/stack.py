@@ -107,6 +107,7 @@ def install(settings: Settings, _: argparse.Namespace) -> int:
     installers.prefetch(settings, say)
     stack.build_specs(settings, say)
     installers.ensure_kinesis_source_jar(settings, say)
+    installers.ensure_job_helpers_jar(settings, say)
     installers.ensure_cdc_service_jar(settings, say)
     say("Everything is installed.")
     return 0

@@ -356,8 +356,8 @@ def pyspark_home() -> Path:
     return Path(spec.origin).resolve().parent
 
 
-def _kinesis_source_env(settings: Settings) -> dict[str, str]:
-    """What spark/kinesis-source's build.sh and test.sh compile against."""
+def _java_module_env(settings: Settings) -> dict[str, str]:
+    """What the job's Java modules (spark/java-module.sh) compile against."""
     return {
         **os.environ,
         "PYSPARK_JARS": str(pyspark_home() / "jars"),
@@ -367,29 +367,52 @@ def _kinesis_source_env(settings: Settings) -> dict[str, str]:
     }
 
 
-def ensure_kinesis_source_jar(settings: Settings, progress: Progress = print) -> Path:
-    """Build spark/kinesis-source against pyspark's jars, once per content of its sources.
+# The job's Java modules under spark/: each built into a jar of its own, on the job's class path.
+JAVA_MODULES = {
+    "kinesis-source": "the Kinesis source",
+    "job-helpers": "the job's crash points and Hudi metrics reporter",
+}
 
-    The jar is named by a hash of the sources, not dated by their mtimes: two checkouts
-    that share the download cache (a worktree, a CI clone) must not run each other's
-    build of the source.
+
+def ensure_kinesis_source_jar(settings: Settings, progress: Progress = print) -> Path:
+    """spark/kinesis-source's jar: the Kinesis source (lakehouse.kinesis)."""
+    return ensure_java_module_jar(settings, "kinesis-source", progress)
+
+
+def ensure_job_helpers_jar(settings: Settings, progress: Progress = print) -> Path:
+    """spark/job-helpers' jar: the crash points (lakehouse.faults) and Hudi's commit metrics
+    reporter (lakehouse.hudi)."""
+    return ensure_java_module_jar(settings, "job-helpers", progress)
+
+
+def ensure_java_module_jar(settings: Settings, module: str, progress: Progress = print) -> Path:
+    """Build spark/<module> against pyspark's jars, once per content of its sources.
+
+    The jar is named by a hash of the sources (and of spark/java-module.sh, which builds
+    it), not dated by their mtimes: two checkouts that share the download cache (a
+    worktree, a CI clone) must not run each other's build of the module.
     """
-    source_dir = REPO_ROOT / "spark" / "kinesis-source"
-    jar = settings.cache_dir / "build" / f"lakehouse-kinesis-source-{_tree_hash(source_dir)}.jar"
+    source_dir = REPO_ROOT / "spark" / module
+    script = REPO_ROOT / "spark" / "java-module.sh"
+    digest = _tree_hash(source_dir, extra=script)
+    jar = settings.cache_dir / "build" / f"lakehouse-{module}-{digest}.jar"
     if jar.exists():
         return jar
-    progress("  compiling the Kinesis source (spark/kinesis-source)...")
+    what = JAVA_MODULES[module]
+    progress(f"  compiling {what} (spark/{module})...")
     jar.parent.mkdir(parents=True, exist_ok=True)
-    env = _kinesis_source_env(settings)
-    _run(["bash", str(source_dir / "build.sh"), str(jar)], "compiling the Kinesis source", env=env)
+    env = _java_module_env(settings)
+    _run(["bash", str(script), "build", str(source_dir), str(jar)], f"compiling {what}", env=env)
     return jar
 
 
-def _tree_hash(folder: Path) -> str:
-    """A short hash of every file's path and bytes under `folder`."""
+def _tree_hash(folder: Path, extra: Path | None = None) -> str:
+    """A short hash of every file's path and bytes under `folder` (and of `extra`'s bytes)."""
     digest = hashlib.sha256()
     for path in sorted(p for p in folder.rglob("*") if p.is_file() and "target" not in p.parts):
         digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    if extra is not None:
+        digest.update(b"\0" + extra.read_bytes())
     return digest.hexdigest()[:12]
 
 
@@ -514,9 +537,11 @@ def run_cdc_service_tests(settings: Settings, progress: Progress = print) -> int
         ).returncode
 
 
-def run_kinesis_source_tests(settings: Settings) -> int:
-    """Compile and run the source's JUnit tests; returns the runner's exit code."""
-    env = {**_kinesis_source_env(settings), "JUNIT_CONSOLE": str(_junit_console(settings))}
+def run_java_module_tests(module: str, settings: Settings) -> int:
+    """Compile and run spark/<module>'s JUnit tests; returns the runner's exit code."""
+    env = {**_java_module_env(settings), "JUNIT_CONSOLE": str(_junit_console(settings))}
+    script = REPO_ROOT / "spark" / "java-module.sh"
+    source_dir = REPO_ROOT / "spark" / module
     return subprocess.run(
-        ["bash", str(REPO_ROOT / "spark" / "kinesis-source" / "test.sh")], env=env, check=False
+        ["bash", str(script), "test", str(source_dir)], env=env, check=False
     ).returncode

@@ -31,7 +31,8 @@ SPARK_DEFAULTS = SERVICES_DIR / "spark" / "spark-defaults.conf"
 
 def spark_jars(settings: Settings) -> list[Path]:
     """What Spark needs beyond pyspark's jars: Hudi, s3a, the AWS SDK, the Kinesis source,
-    and hudi-aws with the AWS SDK v2 where the catalog is Glue."""
+    the job's Java helpers (crash points, Hudi metrics reporter), and hudi-aws with the AWS
+    SDK v2 where the catalog is Glue."""
     glue = (
         installers.ensure_glue_sync_jars(settings)
         if settings["LAKEHOUSE_CATALOG"] == "glue"
@@ -40,6 +41,7 @@ def spark_jars(settings: Settings) -> list[Path]:
     return [
         *installers.ensure_spark_jars(settings),
         installers.ensure_kinesis_source_jar(settings),
+        installers.ensure_job_helpers_jar(settings),
         *glue,
     ]
 

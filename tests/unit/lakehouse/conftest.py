@@ -30,6 +30,7 @@ def aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Settings]:
             "hadoop-aws-3.3.4.jar",
             "aws-java-sdk-bundle-1.12.262.jar",
             "lakehouse-kinesis-source-abc.jar",
+            "lakehouse-job-helpers-abc.jar",
             "hudi-aws-0.15.0.jar",
         )
     ]

@@ -39,6 +39,7 @@ def test_the_job_run_gets_its_files_from_s3_and_every_setting_as_arguments(
         "run_job.py",
         "hudi-spark3.5-bundle_2.12-0.15.0.jar",
         "lakehouse-kinesis-source-abc.jar",
+        "lakehouse-job-helpers-abc.jar",
         "hudi-aws-0.15.0.jar",
         "lakehouse-python-env.tar.gz",
     }
@@ -61,7 +62,7 @@ def test_the_job_run_gets_its_files_from_s3_and_every_setting_as_arguments(
     assert conf["spark.archives"].endswith("/lakehouse-python-env.tar.gz#environment")
     assert conf["spark.emr-serverless.driverEnv.PYSPARK_PYTHON"] == "./environment/bin/python"
     assert conf["spark.executorEnv.PYSPARK_PYTHON"] == "./environment/bin/python"
-    assert len(conf["spark.jars"].split(",")) == 3
+    assert len(conf["spark.jars"].split(",")) == 4
     assert conf["spark.hadoop.hive.metastore.client.factory.class"].endswith("HiveClientFactory")
     assert conf["spark.sql.extensions"].endswith("HoodieSparkSessionExtension")
     assert conf["spark.hadoop.fs.s3a.aws.credentials.provider"].endswith("ProviderChain")
@@ -89,9 +90,9 @@ def test_a_second_submit_uploads_nothing_and_is_a_new_job_run(
     s3 = boto3.client("s3", region_name="eu-west-1")
     said: list[str] = []
     first = emr_serverless.prepare(aws, run, LOCAL_ARGS, s3, said.append)
-    assert len(said) == 5
+    assert len(said) == 6
     second = emr_serverless.prepare(aws, run, LOCAL_ARGS, s3, said.append)
-    assert len(said) == 5, "the same files were uploaded again"
+    assert len(said) == 6, "the same files were uploaded again"
     assert first["jobDriver"] == second["jobDriver"]
     assert first["clientToken"] != second["clientToken"]
     assert "configurationOverrides" not in first

@@ -16,8 +16,7 @@ import java.util.List;
  * the first time a frame's class.method contains a point's text (e.g.
  * HiveSyncTool.syncHoodieTable), it records the point as fired and kills the Python driver and
  * this JVM at once, as a crash at that moment would: SIGKILL for the driver, Runtime.halt (no
- * shutdown hook, nothing flushed) for the JVM. Lives in this jar only because it is the
- * project's one jar on the job's classpath; nothing calls it unless a test arms it.
+ * shutdown hook, nothing flushed) for the JVM. Nothing calls it unless a test arms it.
  */
 public final class CrashWatch {
   private CrashWatch() {}
