@@ -165,91 +165,142 @@ def plan_table(
         change = Change(name, "new table", None, None, None, True, f"{name}: created")
         return TablePlan(name, tuple(n for n, _ in wanted), (change,))
     where = f"{source}, entry {spec.event_type!r}, table {name}"
+    wanted_types = dict(wanted)
+    stored_names = [n for n, _ in stored.columns]
+    added = [(n, t) for n, t in wanted if n not in set(stored_names)]
+    changes = [
+        *_key_changes(spec, stored, name, where),
+        *_stored_column_changes(spec, stored, wanted_types, name, where),
+        *_added_column_changes(added, name, where),
+    ]
+    kept = [n for n in stored_names if n in wanted_types]
+    return TablePlan(name, (*kept, *(n for n, _ in added)), tuple(changes))
+
+
+def _refusal(
+    name: str, where: str, kind: ChangeKind, column: str | None, old: str, new: str, what: str
+) -> Change:
+    return Change(name, kind, column, old, new, False, f"{where}: {what}")
+
+
+def _key_changes(spec: TableSpec, stored: StoredTable, name: str, where: str) -> list[Change]:
+    """Refusals of a changed record key or precombine field: a table keeps its own."""
     changes: list[Change] = []
-
-    def refuse(kind: ChangeKind, column: str | None, old: str, new: str, what: str) -> None:
-        changes.append(Change(name, kind, column, old, new, False, f"{where}: {what}"))
-
     if stored.record_key != spec.record_key:
-        refuse(
-            "record key",
-            None,
-            stored.record_key,
-            spec.record_key,
-            f"record_key changed from {stored.record_key!r} to {spec.record_key!r}. A table "
-            "keeps the key it was created with: declare the old key again, or give the "
-            "entry a new `table:` name (a new table, filled from the stream from now on).",
+        changes.append(
+            _refusal(
+                name,
+                where,
+                "record key",
+                None,
+                stored.record_key,
+                spec.record_key,
+                f"record_key changed from {stored.record_key!r} to {spec.record_key!r}. A "
+                "table keeps the key it was created with: declare the old key again, or give "
+                "the entry a new `table:` name (a new table, filled from the stream from now "
+                "on).",
+            )
         )
     if stored.precombine != spec.precombine:
-        refuse(
-            "precombine",
-            None,
-            stored.precombine,
-            spec.precombine,
-            f"precombine changed from {stored.precombine!r} to {spec.precombine!r}. The "
-            "table orders versions of a key by the field it was created with: declare it "
-            "again, or give the entry a new `table:` name.",
+        changes.append(
+            _refusal(
+                name,
+                where,
+                "precombine",
+                None,
+                stored.precombine,
+                spec.precombine,
+                f"precombine changed from {stored.precombine!r} to {spec.precombine!r}. The "
+                "table orders versions of a key by the field it was created with: declare it "
+                "again, or give the entry a new `table:` name.",
+            )
         )
-    wanted_types = dict(wanted)
+    return changes
+
+
+def _stored_column_changes(
+    spec: TableSpec,
+    stored: StoredTable,
+    wanted_types: dict[str, str],
+    name: str,
+    where: str,
+) -> list[Change]:
+    """Per stored column, in the table's order: dropped (refused), widened (applied at
+    start), or retyped otherwise (refused)."""
+    changes: list[Change] = []
     for column, old in stored.columns:
         new = wanted_types.get(column)
         if new is None:
-            refuse(
-                "drop",
-                column,
-                old,
-                "",
-                f"column {column!r} ({old}) is in the table but no longer declared (a "
-                "removed or renamed field, or another partition_by name). "
-                "Dropping or renaming a column of a live table is not supported: declare it "
-                "again (rows without it read NULL), and add a renamed column as a new one; "
-                "or give the entry a new `table:` name.",
-            )
-        elif new != old:
-            if widens(old, new):
-                changes.append(
-                    Change(
-                        name,
-                        "widen",
-                        column,
-                        old,
-                        new,
-                        True,
-                        f"{where}: column {column!r} widened from {old} to {new}; the "
-                        "table is rewritten once in the new types at start (every row, one "
-                        "commit) and the metastore follows",
-                    )
-                )
-            else:
-                refuse(
-                    "retype",
+            changes.append(_drop_refusal(name, where, column, old))
+        elif new != old and widens(old, new):
+            changes.append(
+                Change(
+                    name,
+                    "widen",
                     column,
                     old,
                     new,
-                    f"column {column!r} changed type from {old} to {new}, which could "
-                    "change or lose stored values (a type may only widen: long to double, "
-                    "long to a decimal with 19 or more integer digits, a decimal to more "
-                    "integer and fraction digits; nested types keep theirs): declare the "
-                    "old type again, and add the new type as a new column (e.g. "
-                    f"'{column}_v2') filled from the raw copy with "
-                    f"`lakehouse backfill --table {spec.event_type}`.",
+                    True,
+                    f"{where}: column {column!r} widened from {old} to {new}; the "
+                    "table is rewritten once in the new types at start (every row, one "
+                    "commit) and the metastore follows",
                 )
-    stored_names = [n for n, _ in stored.columns]
-    added = [(n, t) for n, t in wanted if n not in set(stored_names)]
-    for column, kind in added:
-        changes.append(
-            Change(
-                name,
-                "add",
-                column,
-                None,
-                kind,
-                True,
-                f"{where}: new column {column!r} ({kind}); rows written before read NULL",
             )
+        elif new != old:
+            changes.append(_retype_refusal(spec, name, where, column, old, new))
+    return changes
+
+
+def _drop_refusal(name: str, where: str, column: str, old: str) -> Change:
+    return _refusal(
+        name,
+        where,
+        "drop",
+        column,
+        old,
+        "",
+        f"column {column!r} ({old}) is in the table but no longer declared (a "
+        "removed or renamed field, or another partition_by name). "
+        "Dropping or renaming a column of a live table is not supported: declare it "
+        "again (rows without it read NULL), and add a renamed column as a new one; "
+        "or give the entry a new `table:` name.",
+    )
+
+
+def _retype_refusal(
+    spec: TableSpec, name: str, where: str, column: str, old: str, new: str
+) -> Change:
+    return _refusal(
+        name,
+        where,
+        "retype",
+        column,
+        old,
+        new,
+        f"column {column!r} changed type from {old} to {new}, which could "
+        "change or lose stored values (a type may only widen: long to double, "
+        "long to a decimal with 19 or more integer digits, a decimal to more "
+        "integer and fraction digits; nested types keep theirs): declare the "
+        "old type again, and add the new type as a new column (e.g. "
+        f"'{column}_v2') filled from the raw copy with "
+        f"`lakehouse backfill --table {spec.event_type}`.",
+    )
+
+
+def _added_column_changes(added: list[tuple[str, str]], name: str, where: str) -> list[Change]:
+    """The declared columns the table lacks: added, rows written before read NULL."""
+    return [
+        Change(
+            name,
+            "add",
+            column,
+            None,
+            kind,
+            True,
+            f"{where}: new column {column!r} ({kind}); rows written before read NULL",
         )
-    kept = [n for n in stored_names if n in wanted_types]
-    return TablePlan(name, (*kept, *(n for n, _ in added)), tuple(changes))
+        for column, kind in added
+    ]
 
 
 def table_type_changes(

@@ -149,6 +149,26 @@ def test_other_keys_are_refused() -> None:
     assert "nothing was written" in report and "record_key changed from 'customer_id'" in report
 
 
+def test_a_plan_lists_key_changes_then_the_tables_columns_in_its_order_then_additions() -> None:
+    """One change of each kind: what the refusal report and the start-up log list, in
+    this order (the keys, each stored column as the table holds it, the new columns)."""
+    columns = dict(row_columns(ORDERS))
+    seq = "_ingest_subseq"  # bigint, stored as int: widened
+    table = [(seq, "int"), *((n, t) for n, t in columns.items() if n != seq), ("gone", "int")]
+    schema = {**ORDERS.schema, "amount": "long", "coupon": "string"}
+    plan = plan_table(
+        with_schema(ORDERS, schema), "COPY_ON_WRITE", stored(columns=tuple(table), precombine="x")
+    )
+    assert [(c.kind, c.column) for c in plan.changes] == [
+        ("precombine", None),
+        ("widen", seq),
+        ("retype", "amount"),
+        ("drop", "gone"),
+        ("add", "coupon"),
+    ]
+    assert list(plan.column_order) == [*(n for n, _ in table if n != "gone"), "coupon"]
+
+
 def test_a_dropped_table_type_is_refused_and_a_missing_table_is_created() -> None:
     cow_only = replace(ORDERS, table_types=("COPY_ON_WRITE",))
     assert table_type_changes(ORDERS, []) == []  # nothing stored yet
