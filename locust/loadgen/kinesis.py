@@ -181,6 +181,45 @@ def put_records_with_retry(
 ) -> list[PutResult]:
     """Send one batch (within the PutRecords limits); one PutResult per record, in order."""
     rng = rng or random.Random()
+    entries, sizes = _request_entries(records, router)
+    results = [PutResult() for _ in records]
+    pending = list(range(len(records)))
+    attempt = 0
+    while pending:
+        attempt += 1
+        name = "PutRecords" if attempt == 1 else "PutRecords retry"
+        nbytes = sum(sizes[i] for i in pending)
+        t0 = time.perf_counter()
+        try:
+            resp = client.put_records(StreamName=stream, Records=[entries[i] for i in pending])
+        except (ClientError, BotoCoreError, OSError) as exc:  # an error, or no answer at all
+            elapsed = (time.perf_counter() - t0) * 1000
+            report(CallReport(name, elapsed, nbytes, len(pending), len(pending), exc))
+            if not _fail_whole_call(exc, results, pending, attempt):
+                break
+        else:
+            elapsed = (time.perf_counter() - t0) * 1000
+            failed = int(resp.get("FailedRecordCount", 0) or 0)
+            still, codes = _take_response(resp, results, pending, attempt)
+            exc2 = (
+                FailedRecords(f"{len(still)}/{len(pending)} records failed: {codes}")
+                if still
+                else None
+            )
+            report(CallReport(name, elapsed, nbytes, len(pending), max(failed, len(still)), exc2))
+            pending = still
+        if pending:
+            if attempt >= policy.max_attempts:
+                break
+            sleep(policy.backoff(attempt, rng))
+    return results
+
+
+def _request_entries(
+    records: Sequence[HasPayload], router: ShardRouter | None
+) -> tuple[list[dict[str, Any]], list[int]]:
+    """PutRecords' entry for each record (with the router's ExplicitHashKey, if it has one
+    for the key), and each record's size as Kinesis counts it."""
     entries: list[dict[str, Any]] = []
     sizes: list[int] = []
     for rec in records:
@@ -190,62 +229,45 @@ def put_records_with_retry(
             e["ExplicitHashKey"] = hk
         entries.append(e)
         sizes.append(record_size(rec))
-    results = [PutResult() for _ in records]
-    pending = list(range(len(records)))
-    attempt = 0
-    while pending:
-        attempt += 1
-        name = "PutRecords" if attempt == 1 else "PutRecords retry"
-        nbytes = sum(sizes[i] for i in pending)
-        t0 = time.perf_counter()
-        retry_all = False
-        try:
-            resp = client.put_records(StreamName=stream, Records=[entries[i] for i in pending])
-        except ClientError as exc:
-            elapsed = (time.perf_counter() - t0) * 1000
-            err = exc.response.get("Error", {})
-            code, msg = str(err.get("Code", "ClientError")), str(err.get("Message", ""))
-            report(CallReport(name, elapsed, nbytes, len(pending), len(pending), exc))
-            for i in pending:
-                r = results[i]
-                r.error_code, r.error_message, r.attempts = code, msg, attempt
-            if code not in RETRYABLE_CALL_ERRORS:
-                break
-            retry_all = True
-        except (BotoCoreError, OSError) as exc:  # connection refused/reset, timeouts
-            elapsed = (time.perf_counter() - t0) * 1000
-            report(CallReport(name, elapsed, nbytes, len(pending), len(pending), exc))
-            for i in pending:
-                r = results[i]
-                r.error_code, r.error_message = type(exc).__name__, str(exc)
-                r.attempts, r.ambiguous = attempt, True
-            retry_all = True
-        if retry_all:
-            if attempt >= policy.max_attempts:
-                break
-            sleep(policy.backoff(attempt, rng))
-            continue
-        elapsed = (time.perf_counter() - t0) * 1000
-        failed = int(resp.get("FailedRecordCount", 0) or 0)
-        still: list[int] = []
-        codes: dict[str, int] = {}
-        for i, out in zip(pending, resp["Records"], strict=True):
+    return entries, sizes
+
+
+def _fail_whole_call(
+    exc: Exception, results: list[PutResult], pending: list[int], attempt: int
+) -> bool:
+    """Every pending record's result after a call that failed as a whole; whether the call
+    may be retried. A ClientError names its code (retried if in RETRYABLE_CALL_ERRORS); a
+    connection error is always retried and leaves the records ambiguous (they may have been
+    written)."""
+    if isinstance(exc, ClientError):
+        err = exc.response.get("Error", {})
+        code, msg = str(err.get("Code", "ClientError")), str(err.get("Message", ""))
+        for i in pending:
             r = results[i]
-            r.attempts = attempt
-            if out.get("ErrorCode"):
-                r.error_code, r.error_message = out["ErrorCode"], out.get("ErrorMessage")
-                codes[out["ErrorCode"]] = codes.get(out["ErrorCode"], 0) + 1
-                still.append(i)
-            else:
-                r.shard_id, r.sequence_number = out["ShardId"], out["SequenceNumber"]
-                r.error_code = r.error_message = None
-        exc2 = (
-            FailedRecords(f"{len(still)}/{len(pending)} records failed: {codes}") if still else None
-        )
-        report(CallReport(name, elapsed, nbytes, len(pending), max(failed, len(still)), exc2))
-        pending = still
-        if pending:
-            if attempt >= policy.max_attempts:
-                break
-            sleep(policy.backoff(attempt, rng))
-    return results
+            r.error_code, r.error_message, r.attempts = code, msg, attempt
+        return code in RETRYABLE_CALL_ERRORS
+    for i in pending:
+        r = results[i]
+        r.error_code, r.error_message = type(exc).__name__, str(exc)
+        r.attempts, r.ambiguous = attempt, True
+    return True
+
+
+def _take_response(
+    resp: dict[str, Any], results: list[PutResult], pending: list[int], attempt: int
+) -> tuple[list[int], dict[str, int]]:
+    """Each pending record's outcome from a PutRecords response; the records that failed
+    (to retry) and how many failed with each error code."""
+    still: list[int] = []
+    codes: dict[str, int] = {}
+    for i, out in zip(pending, resp["Records"], strict=True):
+        r = results[i]
+        r.attempts = attempt
+        if out.get("ErrorCode"):
+            r.error_code, r.error_message = out["ErrorCode"], out.get("ErrorMessage")
+            codes[out["ErrorCode"]] = codes.get(out["ErrorCode"], 0) + 1
+            still.append(i)
+        else:
+            r.shard_id, r.sequence_number = out["ShardId"], out["SequenceNumber"]
+            r.error_code = r.error_message = None
+    return still, codes
