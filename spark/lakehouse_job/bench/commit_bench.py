@@ -205,6 +205,28 @@ def medians(results: list[dict], field: str) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    spec = load_tables(TABLES_YAML)["orders"]
+    sizes = [int(s) for s in args.sizes.split(",")]
+    variants = [Variant.parse(v) for v in [*args.profiles.split(","), *args.variant] if v]
+    spark = SparkSession.builder.master(args.master).appName("commit-bench").getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    tag = uuid.uuid4().hex[:6]
+    warm_up(spark, spec, args, tag, variants[0])
+    tables = [
+        (v, tt, _sink(args, tag, v))
+        for v in variants
+        for tt in cast(list[TableType], args.table_types.split(","))
+    ]
+    results = _measure(spark, spec, args, sizes, tables)
+    summary = _summary(args, variants, results, tag, tables)
+    Path(args.json).write_text(json.dumps(summary, indent=2))
+    print(json.dumps(summary["median_seconds"], indent=2))
+    spark.stop()
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--sizes", default="10000,100000,1000000")
     p.add_argument("--batch", type=int, default=10_000)
@@ -222,21 +244,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--metastore-uri", default="")
     p.add_argument("--master", default="local[2]")
     p.add_argument("--json", required=True)
-    args = p.parse_args(argv)
+    return p
 
-    spec = load_tables(TABLES_YAML)["orders"]
-    sizes = [int(s) for s in args.sizes.split(",")]
-    variants = [Variant.parse(v) for v in [*args.profiles.split(","), *args.variant] if v]
-    spark = SparkSession.builder.master(args.master).appName("commit-bench").getOrCreate()
-    spark.sparkContext.setLogLevel("WARN")
-    tag = uuid.uuid4().hex[:6]
+
+BenchTable = tuple[Variant, TableType, SinkSettings]
+
+
+def _measure(
+    spark: SparkSession,
+    spec: TableSpec,
+    args: argparse.Namespace,
+    sizes: list[int],
+    tables: list[BenchTable],
+) -> list[dict]:
+    """Every table grown to each size, then `--commits` timed upserts of each; one row per
+    commit, printed as it is measured."""
     results: list[dict] = []
-    warm_up(spark, spec, args, tag, variants[0])
-    tables = [
-        (v, tt, _sink(args, tag, v))
-        for v in variants
-        for tt in cast(list[TableType], args.table_types.split(","))
-    ]
     held = 0  # keys every table holds
     for target in sizes:
         for _, tt, sink in tables:
@@ -245,18 +268,10 @@ def main(argv: list[str] | None = None) -> int:
         # Round-robin, so that JIT warm-up and machine noise fall on every variant alike.
         for i in range(args.commits):
             for v, tt, sink in tables:
-                size = keys_after(held, i, args.batch)
-                rows = cdc_batch(spark, spec, size, args.batch, args.recent, args.spread, seed=i)
-                rows = rows.persist()
-                rows.count()
                 # As the job does (metastore_sync.MetastoreSync): baseline syncs every commit, the
                 # fast profile once per run and table.
                 sync = v.sync_every_commit or (target == sizes[0] and i == 0)
-                began, cpu_before = time.monotonic(), procstats.group(os.getpgrp()).cpu_s
-                upsert(rows, spec, tt, sink, v, sync)
-                seconds = time.monotonic() - began
-                cpu = procstats.group(os.getpgrp()).cpu_s - cpu_before
-                rows.unpersist()
+                seconds, cpu = _timed_upsert(spark, spec, args, (v, tt, sink), held, i, sync)
                 row = {
                     "profile": v.label,
                     "table_type": tt,
@@ -268,7 +283,41 @@ def main(argv: list[str] | None = None) -> int:
                 results.append(row)
                 print(json.dumps(row), flush=True)
         held = keys_after(held, args.commits, args.batch)
-    summary = {
+    return results
+
+
+def _timed_upsert(
+    spark: SparkSession,
+    spec: TableSpec,
+    args: argparse.Namespace,
+    table: BenchTable,
+    held: int,
+    i: int,
+    sync: bool,
+) -> tuple[float, float]:
+    """Upsert commit `i`'s CDC batch (made and cached first, outside the timing) into
+    `table`; its wall seconds and this process group's CPU seconds."""
+    v, tt, sink = table
+    size = keys_after(held, i, args.batch)
+    rows = cdc_batch(spark, spec, size, args.batch, args.recent, args.spread, seed=i)
+    rows = rows.persist()
+    rows.count()
+    began, cpu_before = time.monotonic(), procstats.group(os.getpgrp()).cpu_s
+    upsert(rows, spec, tt, sink, v, sync)
+    seconds = time.monotonic() - began
+    cpu = procstats.group(os.getpgrp()).cpu_s - cpu_before
+    rows.unpersist()
+    return seconds, cpu
+
+
+def _summary(
+    args: argparse.Namespace,
+    variants: list[Variant],
+    results: list[dict],
+    tag: str,
+    tables: list[BenchTable],
+) -> dict:
+    return {
         "batch": args.batch,
         "spread": args.spread,
         "recent": args.recent,
@@ -280,10 +329,6 @@ def main(argv: list[str] | None = None) -> int:
         "prefix": f"{args.base.rstrip('/')}/{tag}/",
         "databases": sorted({sink.database for _, _, sink in tables}),
     }
-    Path(args.json).write_text(json.dumps(summary, indent=2))
-    print(json.dumps(summary["median_seconds"], indent=2))
-    spark.stop()
-    return 0
 
 
 if __name__ == "__main__":
