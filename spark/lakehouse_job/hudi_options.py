@@ -175,23 +175,7 @@ def hudi_options(
                 ),
             }
         )
-    if profile == "baseline":
-        options.update(
-            {
-                "hoodie.index.type": "GLOBAL_SIMPLE",
-                "hoodie.simple.index.update.partition.path": "true",
-                "hoodie.simple.index.parallelism": parallelism,
-                "hoodie.parquet.small.file.limit": str(100 * 1024 * 1024),
-                "hoodie.parquet.max.file.size": str(120 * 1024 * 1024),
-            }
-        )
-    else:
-        options["hoodie.parquet.compression.codec"] = "snappy"
-        options["hoodie.clean.max.commits"] = "10"
-        if table_type == "MERGE_ON_READ":
-            options.update(_bucket_index(spec))
-        else:
-            options.update(_bloom_index_small_files(parallelism))
+    options.update(_index_and_files(spec, table_type, profile, parallelism))
     if table_type == "MERGE_ON_READ":
         options.update(
             {
@@ -204,6 +188,28 @@ def hudi_options(
     partition = spec.partition_name if is_partitioned(profile) else ""
     options.update(_from_the_sink(sink, name, partition, sync))
     return with_layout(options)
+
+
+def _index_and_files(
+    spec: TableSpec, table_type: TableType, profile: Profile, parallelism: str
+) -> dict[str, str]:
+    """The profile's index and file sizes: baseline's global simple index; otherwise
+    snappy, fewer commits cleaned at once, and a bucket index (Merge-on-Read) or a bloom
+    index with small-file handling (Copy-on-Write)."""
+    if profile == "baseline":
+        return {
+            "hoodie.index.type": "GLOBAL_SIMPLE",
+            "hoodie.simple.index.update.partition.path": "true",
+            "hoodie.simple.index.parallelism": parallelism,
+            "hoodie.parquet.small.file.limit": str(100 * 1024 * 1024),
+            "hoodie.parquet.max.file.size": str(120 * 1024 * 1024),
+        }
+    options = {"hoodie.parquet.compression.codec": "snappy", "hoodie.clean.max.commits": "10"}
+    if table_type == "MERGE_ON_READ":
+        options.update(_bucket_index(spec))
+    else:
+        options.update(_bloom_index_small_files(parallelism))
+    return options
 
 
 def _from_the_sink(sink: SinkSettings, table: str, partition: str, sync: bool) -> dict[str, str]:
