@@ -53,6 +53,106 @@ def offsets_file(settings: Settings) -> Path:
     return settings.data_dir / "cdc" / "offsets.dat"
 
 
+def state_dir(settings: Settings) -> Path:
+    """The CDC service's state: offsets, capture-state.json, snapshot keys, its last error."""
+    return offsets_file(settings).parent
+
+
+# Written by the CDC service (lakehouse.cdc.ResumeCheck) when its stored position cannot be
+# resumed; read by `up --cdc` and `status`.
+CAPTURE_ERROR: Final = "capture-error.json"
+# Which tables' rows were delivered (lakehouse.cdc.CaptureState).
+CAPTURE_STATE: Final = "capture-state.json"
+# What a reset moves aside: the engine's offsets and the service's records beside them.
+_RESET_MOVES: Final = (
+    "offsets.dat",
+    "snapshot-delivered",
+    "snapshot-keys-*",
+    "incremental-keys-*",
+    CAPTURE_STATE,
+    CAPTURE_ERROR,
+)
+
+
+def capture_error(settings: Settings) -> dict[str, Any] | None:
+    """The CDC service's last start-up refusal (database, slot, stored position, message)."""
+    path = state_dir(settings) / CAPTURE_ERROR
+    try:
+        return dict(json.loads(path.read_text()))
+    except (OSError, ValueError):
+        return None
+
+
+def capture_state(settings: Settings) -> dict[str, Any]:
+    """Which tables the lake has the rows of, and which wait for their snapshot."""
+    path = state_dir(settings) / CAPTURE_STATE
+    try:
+        return dict(json.loads(path.read_text()))
+    except (OSError, ValueError):
+        return {}
+
+
+def reset_plan(files: Iterable[str]) -> list[str]:
+    """The names among `files` (of the state dir) that a reset moves aside."""
+    from fnmatch import fnmatch
+
+    return sorted(name for name in files if any(fnmatch(name, p) for p in _RESET_MOVES))
+
+
+def reset(settings: Settings, progress: Progress = print, now: datetime | None = None) -> Path:
+    """Start the capture over, the CDC service stopped: its replication slot dropped (if the
+    server still has it), its state moved aside into before-reset-<time>/, and a record that
+    says the next start streams from a new slot at once and snapshots every table
+    incrementally. An incremental snapshot can delete the rows the lake holds and the
+    database no longer has (the service folds each table's stream first); an initial one
+    cannot. Returns the folder the old state went to."""
+    slot = settings["CDC_SLOT"]
+    database = settings["CDC_PG_DATABASE"]
+    where = f"{settings['CDC_PG_HOST']}:{settings['CDC_PG_PORT']}"
+    import psycopg
+
+    try:
+        with connect(settings) as conn:
+            row = conn.execute(
+                "SELECT active FROM pg_replication_slots WHERE slot_name = %s", (slot,)
+            ).fetchone()
+            if row is not None and row[0]:
+                raise CdcError(
+                    f"replication slot '{slot}' in database '{database}' on {where} is in use "
+                    "(a CDC service still runs against it): stop it first (`lakehouse down`)"
+                )
+            if row is not None:
+                conn.execute("SELECT pg_drop_replication_slot(%s)", (slot,))
+                progress(f"  dropped replication slot '{slot}' in database '{database}'")
+            signal = settings.env.get("CDC_SIGNAL_TABLE", "")
+            if signal:
+                found = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (signal,)).fetchone()
+                if not found or not found[0]:
+                    raise CdcError(
+                        f"the signal table {signal} (CDC_SIGNAL_TABLE) does not exist in "
+                        f"database '{database}' on {where}: a reset snapshots every table "
+                        "through it. Create it (services/cdc/cdc.env shows how) and run the "
+                        "reset again"
+                    )
+    except psycopg.OperationalError as error:
+        raise CdcError(
+            f"cannot reach database '{database}' on {where} to drop replication slot "
+            f"'{slot}': {error}".strip()
+        ) from None
+    state = state_dir(settings)
+    state.mkdir(parents=True, exist_ok=True)
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+    aside = state / f"before-reset-{stamp}"
+    aside.mkdir()
+    for name in reset_plan(p.name for p in state.iterdir() if p.is_file()):
+        (state / name).rename(aside / name)
+    (state / CAPTURE_STATE).write_text(
+        json.dumps({"initial_snapshot": False, "captured": [], "pending": {}}, indent=2) + "\n"
+    )
+    progress(f"  the old capture's state kept in {aside}")
+    return aside
+
+
 def conninfo(settings: Settings, database: str | None = None) -> str:
     return (
         f"host={settings['CDC_PG_HOST']} port={settings['CDC_PG_PORT']} "

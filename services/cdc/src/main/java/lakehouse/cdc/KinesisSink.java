@@ -42,9 +42,17 @@ import org.slf4j.LoggerFactory;
  */
 public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEvent<String, String>> {
   private static final Logger LOG = LoggerFactory.getLogger(KinesisSink.class);
+  private static final com.fasterxml.jackson.databind.ObjectMapper JSON =
+      new com.fasterxml.jackson.databind.ObjectMapper();
   // Kinesis limits: 500 records and 5 MiB per PutRecords call, 256 characters of partition key.
   /** Debezium's heartbeat records go to topics named with this prefix; none is written. */
   static final String HEARTBEAT_PREFIX = "__debezium-heartbeat";
+  /**
+   * Debezium's notifications (notification.enabled.channels=sink) come to the sink as
+   * records of this topic, in order with the change events; none is written. An
+   * incremental snapshot's "table scan completed" is one: every row of the scan is before it.
+   */
+  static final String NOTIFICATION_TOPIC = "__debezium-notification";
 
   static final int MAX_RECORDS_PER_CALL = 500;
   static final int MAX_BYTES_PER_CALL = 5 * 1024 * 1024;
@@ -58,6 +66,12 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
   private final SnapshotMark mark;
   private final SnapshotKeys keys;
   private final long stopGraceMs;
+  // The tables' bookkeeping (CaptureState, IncrementalKeys); null in tests that need none.
+  private CaptureState state;
+  private IncrementalKeys incremental;
+  private List<String> initialTables = List.of();
+  private String signalStream;
+  private long newestLsn = Long.MIN_VALUE;
   // Read and written by the engine's thread only.
   private boolean snapshotDone;
   private final AtomicLong written = new AtomicLong();
@@ -84,6 +98,19 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
     this.stopGraceMs = stopGraceMs;
   }
 
+  /**
+   * The tables' record: `initialTables` are those this start's initial snapshot reads
+   * (recorded once it is delivered), the signal table's stream is never written.
+   */
+  KinesisSink capture(
+      CaptureState state, IncrementalKeys incremental, List<String> initialTables, String signalStream) {
+    this.state = state;
+    this.incremental = incremental;
+    this.initialTables = List.copyOf(initialTables);
+    this.signalStream = signalStream;
+    return this;
+  }
+
   public long written() {
     return written.get();
   }
@@ -99,7 +126,7 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
       throws InterruptedException {
     Stop stop = new Stop(stopGraceMs);
     if (snapshotDone) {
-      put(records, stop);
+      putStreamed(records, stop);
     } else {
       deliverSnapshot(records, stop);
     }
@@ -147,13 +174,99 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
       put(keys.deletesForVanishedRows(), stop);
       mark.set();
       keys.forgetEarlier();
+      if (state != null) {
+        state.initialSnapshotDelivered(initialTables);
+      }
     } catch (IOException e) {
       throw new IllegalStateException(
           "cannot write the snapshot's state beside " + mark.file() + " (check the CDC state "
               + "directory's disk): " + e, e);
     }
     snapshotDone = true;
-    put(records.subList(end, records.size()), stop);
+    putStreamed(records.subList(end, records.size()), stop);
+  }
+
+  /**
+   * Streamed records (incremental snapshots' reads among them) put. The keys of those of a
+   * table being snapshotted are recorded first; a notification that a table's scan is
+   * complete then puts the deletes of the rows it no longer has and records the table.
+   */
+  private void putStreamed(List<ChangeEvent<String, String>> records, Stop stop)
+      throws InterruptedException {
+    if (incremental == null) {
+      put(records, stop);
+      return;
+    }
+    List<String> completed = new ArrayList<>();
+    for (ChangeEvent<String, String> record : records) {
+      if (record.destination() != null && record.destination().startsWith(NOTIFICATION_TOPIC)) {
+        String table = scanCompleted(record.value());
+        if (table != null && state.isPending(table)) {
+          completed.add(table);
+        }
+      } else if (!completed.isEmpty() || incremental.anyTracked()) {
+        Long lsn = EventSource.of(record.value()).lsn();
+        if (lsn != null) {
+          newestLsn = Math.max(newestLsn, lsn);
+        }
+      }
+    }
+    try {
+      incremental.record(records);
+      put(records, stop);
+      for (String table : completed) {
+        long tsMs = System.currentTimeMillis();
+        put(incremental.deletesForVanishedRows(table, newestLsn, tsMs), stop);
+        state.delivered(table);
+        incremental.done(table);
+        LOG.info("{}: its existing rows are delivered; streaming its changes", table);
+      }
+    } catch (IOException e) {
+      throw new IllegalStateException(
+          "cannot write the capture's state beside " + mark.file() + " (check the CDC state "
+              + "directory's disk): " + e, e);
+    }
+  }
+
+  /**
+   * The table ({@code schema.table}) whose incremental snapshot scan a notification says is
+   * complete, or null: Debezium's TABLE_SCAN_COMPLETED names it in scanned_collection
+   * (with the database in front, or not).
+   */
+  static String scanCompleted(String value) {
+    if (value == null) {
+      return null;
+    }
+    try {
+      com.fasterxml.jackson.databind.JsonNode event = JSON.readTree(value);
+      com.fasterxml.jackson.databind.JsonNode payload =
+          event.path("payload").isObject() ? event.path("payload") : event;
+      if (!"Incremental Snapshot".equals(payload.path("aggregate_type").asText())
+          || !"TABLE_SCAN_COMPLETED".equals(payload.path("type").asText())) {
+        return null;
+      }
+      com.fasterxml.jackson.databind.JsonNode data = payload.path("additional_data");
+      String status = data.path("status").asText("");
+      String scanned = data.path("scanned_collection").asText(data.path("data_collections").asText(""));
+      String[] parts = scanned.split("\\.");
+      if (parts.length < 2) {
+        return null;
+      }
+      String table = parts[parts.length - 2] + "." + parts[parts.length - 1];
+      if (!"SUCCEEDED".equals(status) && !"EMPTY".equals(status)) {
+        LOG.error(
+            "{}: Debezium's incremental snapshot ended with status {} ({}): its existing rows "
+                + "are not all in the lake. A table needs a primary key to be snapshotted; fix "
+                + "the cause, then restart the CDC service",
+            table,
+            status,
+            value);
+        return null;
+      }
+      return table;
+    } catch (IOException notJson) {
+      return null;
+    }
   }
 
   /** The records' change events put to their streams, in arrival order per stream. */
@@ -163,7 +276,9 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
       if (record.value() == null) {
         continue; // a tombstone (tombstones.on.delete=false makes none): nothing to put
       }
-      if (record.destination().startsWith(HEARTBEAT_PREFIX)) {
+      if (record.destination().startsWith(HEARTBEAT_PREFIX)
+          || record.destination().startsWith(NOTIFICATION_TOPIC)
+          || record.destination().equals(signalStream)) {
         continue; // only moves the offsets on, which markProcessed does
       }
       byStream

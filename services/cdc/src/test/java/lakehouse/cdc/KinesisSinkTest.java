@@ -320,4 +320,70 @@ class KinesisSinkTest {
         List.of("snapshot-keys-3"),
         Files.list(dir).map(p -> p.getFileName().toString()).filter(n -> n.startsWith("snapshot-keys")).toList());
   }
+
+  static ChangeEvent<String, String> record(String destination, String key, String value) {
+    return new ChangeEvent<>() {
+      public String key() { return key; }
+      public String value() { return value; }
+      public String destination() { return destination; }
+      public Integer partition() { return null; }
+    };
+  }
+
+  static String scanCompleted(String collection, String status) {
+    return "{\"id\":\"n1\",\"aggregate_type\":\"Incremental Snapshot\",\"type\":\"TABLE_SCAN_COMPLETED\","
+        + "\"additional_data\":{\"connector_name\":\"p\",\"data_collections\":\"" + collection
+        + "\",\"scanned_collection\":\"" + collection + "\",\"total_rows_scanned\":\"1\","
+        + "\"status\":\"" + status + "\"},\"timestamp\":1}";
+  }
+
+  @Test
+  void notificationsNameTheTableWhoseScanCompleted() {
+    assertEquals("public.orders", KinesisSink.scanCompleted(scanCompleted("lakehouse.public.orders", "SUCCEEDED")));
+    assertEquals("public.orders", KinesisSink.scanCompleted(scanCompleted("public.orders", "EMPTY")));
+    assertEquals(null, KinesisSink.scanCompleted(scanCompleted("public.orders", "NO_PRIMARY_KEY")));
+    assertEquals(null, KinesisSink.scanCompleted("{\"aggregate_type\":\"Initial Snapshot\",\"type\":\"COMPLETED\"}"));
+    assertEquals(null, KinesisSink.scanCompleted(null));
+  }
+
+  @Test
+  void aCompletedIncrementalSnapshotDeletesTheVanishedRowsThenRecordsTheTable() throws Exception {
+    SnapshotMark mark = new SnapshotMark(dir.resolve("mark"));
+    CaptureState state = CaptureState.besideOffsets(dir.resolve("offsets.dat"));
+    state.assumeCaptured(List.of("public.customers"));
+    state.plan(List.of("public.customers", "public.orders"), false);
+    // The lake holds orders 7 and 8 from an earlier capture; the database has only 7.
+    IncrementalKeys incremental =
+        new IncrementalKeys(
+            dir,
+            "p",
+            (stream, put) -> {
+              if (stream.equals("p.public.orders")) {
+                put.accept("{\"id\":7}", "{\"op\":\"c\",\"after\":{\"id\":7},\"source\":{\"lsn\":5}}");
+                put.accept("{\"id\":8}", "{\"op\":\"c\",\"after\":{\"id\":8},\"source\":{\"lsn\":6}}");
+              }
+            });
+    incremental.begin("public.orders");
+    KinesisSink sink =
+        sink(mark, request -> null, 10_000).capture(state, incremental, List.of(), "p.public.debezium_signal");
+    Committer committer = new Committer();
+
+    sink.handleBatch(
+        List.of(
+            event("p.public.customers", "1", "false", 40),
+            record("p.public.debezium_signal", "{\"id\":\"s\"}", "{\"op\":\"c\",\"source\":{\"lsn\":41}}"),
+            event("p.public.orders", "7", "incremental", 42),
+            record(KinesisSink.NOTIFICATION_TOPIC, "{\"id\":\"n1\"}", scanCompleted("lakehouse.public.orders", "SUCCEEDED"))),
+        committer);
+
+    assertEquals(
+        List.of("p.public.customers", "p.public.orders", "p.public.orders"),
+        puts.stream().map(Put::stream).toList(),
+        "neither the signal table's changes nor the notification are put");
+    assertEquals(List.of("p.public.orders {\"id\":8} 42"), deletesPut());
+    assertEquals(4, committer.processed.size());
+    assertEquals(Set.of("public.customers", "public.orders"), state.captured());
+    assertEquals(List.of(), CaptureState.besideOffsets(dir.resolve("offsets.dat")).pending());
+    assertFalse(incremental.anyTracked());
+  }
 }

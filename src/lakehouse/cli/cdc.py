@@ -1,0 +1,81 @@
+"""`lakehouse cdc reset`: the CDC capture's own commands; and what `status` says of it."""
+
+from __future__ import annotations
+
+import argparse
+
+from lakehouse.cli.common import Command, say
+from lakehouse.core.config import Settings
+from lakehouse.local import stack
+from lakehouse.local.services import CDC_SERVICE_BUILDERS
+from lakehouse.local.supervisor import ServiceStatus
+
+
+def cdc_status_lines(settings: Settings, rows: list[ServiceStatus]) -> list[str]:
+    """What `status` says of the capture: why it cannot resume, tables being snapshotted."""
+    from lakehouse import cdc
+
+    cdc_row = next((row for row in rows if row.name == "cdc"), None)
+    if cdc_row is None:
+        return []
+    if cdc_row.state != "running":
+        error = cdc.capture_error(settings)
+        return [f"CDC capture stopped: {error['message']}"] if error else []
+    pending = cdc.debezium_health(settings).get("snapshots_pending") or []
+    if pending:
+        return [f"CDC: existing rows of {', '.join(pending)} being snapshotted (incremental)"]
+    return []
+
+
+def cdc_command(settings: Settings, args: argparse.Namespace) -> int:
+    """The capture's own commands: `reset` starts it over."""
+    from lakehouse import cdc
+
+    supervisor = stack.supervisor_for(settings)
+    was_running = supervisor.is_running("cdc")
+    if supervisor.stop("cdc"):
+        say("  stopped the CDC service")
+    if cdc.local_postgres(settings) and not supervisor.is_running("postgres"):
+        supervisor.start(CDC_SERVICE_BUILDERS["postgres"](settings), say)
+    try:
+        if cdc.local_postgres(settings):
+            cdc.bootstrap(settings, say)  # the signal table, in a database made before it
+        cdc.reset(settings, say)
+    except cdc.CdcError as error:
+        say(f"error: {error}")
+        return 2
+    say(
+        "The capture starts over: a new replication slot, then every table in CDC_TABLES "
+        "snapshotted while changes stream; rows the lake holds that the database no longer "
+        "has are deleted."
+    )
+    if was_running or supervisor.is_running("kinesis"):
+        stack.start_cdc_service(settings, say)
+        say("`lakehouse status` shows the tables still being snapshotted.")
+    else:
+        say("Start it with `lakehouse up --cdc`.")
+    return 0
+
+
+def _cdc_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "action",
+        choices=["reset"],
+        help="reset: start the capture over after its position was lost (a recreated or "
+        "restored database, a dropped slot): a new replication slot, every table snapshotted "
+        "again, the rows deleted meanwhile deleted in the lake",
+    )
+
+
+COMMANDS = {
+    "cdc": Command(
+        cdc_command,
+        "the CDC capture: reset (start over, the lake kept right)",
+        "pipeline",
+        "lakehouse cdc reset",
+        _cdc_arguments,
+        details="reset: exit 0 once the service runs again (or, with the stack down, once the "
+        "state is ready for `lakehouse up --cdc`); 2 when the database cannot be reached or "
+        "the slot is in use.",
+    ),
+}
