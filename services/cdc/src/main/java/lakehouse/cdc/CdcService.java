@@ -427,10 +427,12 @@ public final class CdcService {
   /** Refused, in words, when the stored position cannot be read from the server any more. */
   static void checkResumable(Properties props, Path offsets)
       throws IOException, ResumeCheck.CannotResume {
-    Long stored = ResumeCheck.storedLsn(offsets);
-    if (stored == null) {
+    Long[] positions = ResumeCheck.storedPositions(offsets);
+    if (positions == null) {
       return;
     }
+    boolean processed = positions[0] != null;
+    long stored = processed ? positions[0] : positions[1];
     ResumeCheck.Slot slot;
     try {
       slot = slot(props);
@@ -438,7 +440,8 @@ public final class CdcService {
       return; // Debezium retries the connection and says why it cannot connect
     }
     ResumeCheck.CannotResume problem =
-        ResumeCheck.problem(props.getProperty("database.dbname"), where(props), slot, stored, offsets);
+        ResumeCheck.problem(
+            props.getProperty("database.dbname"), where(props), slot, stored, processed, offsets);
     if (problem != null) {
       throw problem;
     }

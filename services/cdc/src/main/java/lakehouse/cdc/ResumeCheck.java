@@ -58,6 +58,15 @@ final class ResumeCheck {
    * completely processed position, else lsn. Null when none is stored.
    */
   static Long storedLsn(Path offsets) throws IOException {
+    Long[] both = storedPositions(offsets);
+    return both == null ? null : both[0] != null ? both[0] : both[1];
+  }
+
+  /**
+   * Debezium's last completely processed position (lsn_proc, what it checks against the
+   * slot) and its last position (lsn), either null when absent; null when none is stored.
+   */
+  static Long[] storedPositions(Path offsets) throws IOException {
     if (!Files.exists(offsets) || Files.size(offsets) == 0) {
       return null;
     }
@@ -68,20 +77,18 @@ final class ResumeCheck {
     } catch (ClassNotFoundException | ClassCastException e) {
       throw new IOException("cannot read Debezium's offsets file " + offsets + ": " + e, e);
     }
-    Long found = null;
     for (Object value : stored.values()) {
       if (!(value instanceof byte[] bytes)) {
         continue;
       }
       JsonNode offset = JSON.readTree(new String(bytes, StandardCharsets.UTF_8));
-      for (String field : new String[] {"lsn_proc", "lsn"}) {
-        if (offset.path(field).canConvertToLong()) {
-          found = offset.path(field).asLong();
-          break;
-        }
+      Long processed = offset.path("lsn_proc").canConvertToLong() ? offset.path("lsn_proc").asLong() : null;
+      Long lsn = offset.path("lsn").canConvertToLong() ? offset.path("lsn").asLong() : null;
+      if (processed != null || lsn != null) {
+        return new Long[] {processed, lsn};
       }
     }
-    return found;
+    return null;
   }
 
   /**
@@ -89,6 +96,13 @@ final class ResumeCheck {
    * it can. `where` is host:port.
    */
   static CannotResume problem(String database, String where, Slot slot, long stored, Path offsets) {
+    return problem(database, where, slot, stored, true, offsets);
+  }
+
+  /** `processed`: `stored` is Debezium's last completely processed position, which the slot
+   * must not have passed (else only the slot's existence is checked, as Debezium does). */
+  static CannotResume problem(
+      String database, String where, Slot slot, long stored, boolean processed, Path offsets) {
     String position = lsnText(stored);
     String cause;
     String reason;
@@ -101,7 +115,7 @@ final class ResumeCheck {
       reason = "slot_elsewhere";
       cause = "replication slot '" + slot.name() + "' on " + where + " belongs to database '"
           + slot.database() + "', not '" + database + "'";
-    } else if (slot.restartLsn() != null && slot.restartLsn() > stored) {
+    } else if (processed && slot.restartLsn() != null && slot.restartLsn() > stored) {
       reason = "position_gone";
       cause = "replication slot '" + slot.name() + "' in database '" + database + "' on " + where
           + " starts at " + lsnText(slot.restartLsn()) + ", past the stored position (the slot "

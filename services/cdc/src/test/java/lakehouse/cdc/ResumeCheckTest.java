@@ -37,6 +37,17 @@ class ResumeCheckTest {
   }
 
   @Test
+  void withoutAProcessedPositionOnlyTheSlotsExistenceCounts() {
+    Path offsets = dir.resolve("offsets.dat");
+    ResumeCheck.Slot later = new ResumeCheck.Slot("s", true, 0x2000000L, "shop");
+    assertNull(ResumeCheck.problem("shop", "db:5432", later, 0x16B3748L, false, offsets));
+    assertEquals(
+        "slot_missing",
+        ResumeCheck.problem("shop", "db:5432", new ResumeCheck.Slot("s", false, null, null), 1L, false, offsets)
+            .reason);
+  }
+
+  @Test
   void aMissingOrRecreatedSlotIsNamedWithTheDatabaseAndPosition() {
     Path offsets = dir.resolve("offsets.dat");
     ResumeCheck.CannotResume missing =
