@@ -345,6 +345,26 @@ def differences(
     return found
 
 
+# Where keyed() puts the keys it found more than once.
+_DUPLICATES: Final = ("__duplicates__",)
+
+
+def keyed(rows: Iterable[Any], key_columns: int) -> dict[Any, tuple[Any, ...]]:
+    """Rows by their key: the first column's value, or a tuple of the first `key_columns`
+    for a key of several columns; the rest of the row is the value. A key found twice is
+    listed under _DUPLICATES (a live view must hold each key once)."""
+    found: dict[Any, tuple[Any, ...]] = {}
+    twice: list[Any] = []
+    for row in rows:
+        key = row[0] if key_columns == 1 else tuple(row[:key_columns])
+        if key in found:
+            twice.append(key)
+        found[key] = tuple(row[key_columns:])
+    if twice:
+        found[_DUPLICATES] = tuple(twice)
+    return found
+
+
 def verify(
     settings: Settings,
     trino_cursor: Any,
@@ -373,16 +393,16 @@ def verify(
                 raise CdcError(f"{spec.event_type}: PostgreSQL has no table {table}")
             columns = compared_columns(spec, pg_columns)
             select = ", ".join(columns)
-            pg_rows = {
-                row[0]: tuple(row)
-                for row in conn.execute(f"SELECT {spec.record_key}, {select} FROM {table}")
-            }
-            trino_cursor.execute(
-                f"SELECT {spec.record_key}, {select} FROM hive.{database}.{spec.event_type}"
+            keys = ", ".join(spec.record_keys)
+            pg_values = keyed(
+                conn.execute(f"SELECT {keys}, {select} FROM {table}"), len(spec.record_keys)
             )
-            lake_rows = {row[0]: tuple(row[1:]) for row in trino_cursor.fetchall()}
-            pg_values = {key: row[1:] for key, row in pg_rows.items()}
+            trino_cursor.execute(f"SELECT {keys}, {select} FROM hive.{database}.{spec.event_type}")
+            lake_rows = keyed(trino_cursor.fetchall(), len(spec.record_keys))
+            duplicates = len(lake_rows.pop(_DUPLICATES, ()))
             found = differences(spec, pg_values, lake_rows, columns)
+            if duplicates:
+                found.append(f"{spec.event_type}: {duplicates} keys live more than once")
             status = "equal" if not found else f"{len(found)}+ differences"
             say(
                 f"{table} -> {spec.event_type}: {len(pg_values):,} rows in PostgreSQL, "

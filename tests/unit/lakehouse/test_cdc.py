@@ -160,3 +160,9 @@ def test_the_cdc_command_group_and_cdc_load_both_parse() -> None:
     assert cli.build_parser().parse_args(["cdc-load", "--users", "3"]).users == 3
     with pytest.raises(SystemExit):
         cli.build_parser().parse_args(["cdc", "restart"])
+
+
+def test_rows_are_keyed_by_one_column_or_several_and_duplicates_are_named() -> None:
+    assert cdc.keyed([(1, "a"), (2, "b")], 1) == {1: ("a",), 2: ("b",)}
+    rows = [(1, 1, "a"), (1, 2, "b"), (1, 2, "c")]
+    assert cdc.keyed(rows, 2) == {(1, 1): ("a",), (1, 2): ("c",), cdc._DUPLICATES: ((1, 2),)}
