@@ -1,8 +1,10 @@
-"""`lakehouse cdc reset`: the CDC capture's own commands; and what `status` says of it."""
+"""`lakehouse cdc reset|declare`: the CDC capture's own commands; and what `status` says
+of it."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 from lakehouse.cli.common import Command, say
 from lakehouse.core.config import Settings
@@ -28,9 +30,12 @@ def cdc_status_lines(settings: Settings, rows: list[ServiceStatus]) -> list[str]
 
 
 def cdc_command(settings: Settings, args: argparse.Namespace) -> int:
-    """The capture's own commands: `reset` starts it over."""
+    """The capture's own commands: `reset` starts it over, `declare` prints tables-file
+    entries."""
     from lakehouse import cdc
 
+    if args.action == "declare":
+        return cdc_declare(settings, args.table or settings["CDC_TABLES"].split(","))
     supervisor = stack.supervisor_for(settings)
     was_running = supervisor.is_running("cdc")
     if supervisor.stop("cdc"):
@@ -57,25 +62,44 @@ def cdc_command(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def cdc_declare(settings: Settings, tables: list[str]) -> int:
+    """Tables-file entries for the captured tables, from the database's catalog."""
+    from lakehouse import cdc, cdc_declare
+
+    try:
+        with cdc.connect(settings) as conn:
+            print(cdc_declare.declare(conn, tables), end="")
+    except cdc.CdcError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def _cdc_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "action",
-        choices=["reset"],
+        choices=["reset", "declare"],
         help="reset: start the capture over after its position was lost (a recreated or "
         "restored database, a dropped slot): a new replication slot, every table snapshotted "
-        "again, the rows deleted meanwhile deleted in the lake",
+        "again, the rows deleted meanwhile deleted in the lake; declare: print tables-file "
+        "entries for the captured tables, read from the database's catalog",
+    )
+    parser.add_argument(
+        "--table",
+        action="append",
+        help="declare: this table (schema.table; repeat for more) instead of CDC_TABLES",
     )
 
 
 COMMANDS = {
     "cdc": Command(
         cdc_command,
-        "the CDC capture: reset (start over, the lake kept right)",
+        "the CDC capture: reset (start over, the lake kept right), declare",
         "pipeline",
-        "lakehouse cdc reset",
+        "lakehouse cdc reset\nlakehouse cdc declare --table public.order_lines > lines.yaml",
         _cdc_arguments,
         details="reset: exit 0 once the service runs again (or, with the stack down, once the "
         "state is ready for `lakehouse up --cdc`); 2 when the database cannot be reached or "
-        "the slot is in use.",
+        "the slot is in use. declare: exit 2 naming a table the lake cannot key.",
     ),
 }
