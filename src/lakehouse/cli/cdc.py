@@ -18,9 +18,8 @@ def cdc_status_lines(settings: Settings, rows: list[ServiceStatus]) -> list[str]
     from lakehouse import cdc
 
     cdc_row = next((row for row in rows if row.name == "cdc"), None)
-    if cdc_row is None:
-        return []
-    if cdc_row.state != "running":
+    if cdc_row is None or cdc_row.state != "running":
+        # Also without a row: `up --cdc` (not CDC_ENABLED) whose service refused to start.
         error = cdc.capture_error(settings)
         return [f"CDC capture stopped: {error['message']}"] if error else []
     pending = cdc.debezium_health(settings).get("snapshots_pending") or []
