@@ -331,7 +331,8 @@ public final class CdcService {
                 capture,
                 incremental,
                 initialSnapshotRuns ? include : List.of(),
-                signalTable == null ? null : props.getProperty("topic.prefix") + "." + signalTable);
+                signalTable == null ? null : props.getProperty("topic.prefix") + "." + signalTable,
+                ResumeCheck.storedLsn(offsets));
     // Every captured table's stream exists before the first change: a job started now
     // reads them all (a job's list of streams is fixed by its checkpoint).
     capturedStreams(props).forEach(streams::ensure);

@@ -103,7 +103,14 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
    * (recorded once it is delivered), the signal table's stream is never written.
    */
   KinesisSink capture(
-      CaptureState state, IncrementalKeys incremental, List<String> initialTables, String signalStream) {
+      CaptureState state,
+      IncrementalKeys incremental,
+      List<String> initialTables,
+      String signalStream,
+      Long resumedFrom) {
+    if (resumedFrom != null) {
+      newestLsn = resumedFrom; // the stored position: every event after it is past it
+    }
     this.state = state;
     this.incremental = incremental;
     this.initialTables = List.copyOf(initialTables);
@@ -193,24 +200,24 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
    */
   private void putStreamed(List<ChangeEvent<String, String>> records, Stop stop)
       throws InterruptedException {
-    if (incremental == null) {
-      put(records, stop);
-      return;
-    }
     List<String> completed = new ArrayList<>();
+    List<ChangeEvent<String, String>> positioned = new ArrayList<>(records.size());
     for (ChangeEvent<String, String> record : records) {
       if (record.destination() != null && record.destination().startsWith(NOTIFICATION_TOPIC)) {
-        String table = scanCompleted(record.value());
+        String table = state == null ? null : scanCompleted(record.value());
         if (table != null && state.isPending(table)) {
           completed.add(table);
         }
-      } else if (!completed.isEmpty() || incremental.anyTracked()) {
-        Long lsn = EventSource.of(record.value()).lsn();
-        if (lsn != null) {
-          newestLsn = Math.max(newestLsn, lsn);
-        }
+        positioned.add(record);
+      } else {
+        positioned.add(positioned(record));
       }
     }
+    if (incremental == null) {
+      put(positioned, stop);
+      return;
+    }
+    records = positioned;
     try {
       incremental.record(records);
       put(records, stop);
@@ -225,6 +232,58 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
       throw new IllegalStateException(
           "cannot write the capture's state beside " + mark.file() + " (check the CDC state "
               + "directory's disk): " + e, e);
+    }
+  }
+
+  /**
+   * The event with a log position the job can order it by. Debezium's PostgreSQL connector
+   * dates an incremental snapshot's reads with no source.lsn (the job would quarantine
+   * them): they get the newest position read before them, which is past every change the
+   * read row reflects (a change committed during the chunk's window drops the row from
+   * it) and before any later change. Every other event moves that position on.
+   */
+  ChangeEvent<String, String> positioned(ChangeEvent<String, String> record) {
+    EventSource source = EventSource.of(record.value());
+    boolean incrementalRead = "incremental".equals(source.snapshot());
+    if (!incrementalRead) {
+      if (source.lsn() != null) {
+        newestLsn = Math.max(newestLsn, source.lsn());
+      }
+      return record;
+    }
+    if (source.lsn() != null && source.lsn() >= newestLsn) {
+      newestLsn = source.lsn();
+      return record;
+    }
+    if (newestLsn == Long.MIN_VALUE) {
+      return record; // nothing read yet, nor stored: left to the job's quarantine
+    }
+    try {
+      com.fasterxml.jackson.databind.node.ObjectNode event =
+          (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(record.value());
+      com.fasterxml.jackson.databind.JsonNode payload =
+          event.path("payload").isObject() ? event.path("payload") : event;
+      ((com.fasterxml.jackson.databind.node.ObjectNode) payload.path("source")).put("lsn", newestLsn);
+      String value = JSON.writeValueAsString(event);
+      return new ChangeEvent<>() {
+        public String key() {
+          return record.key();
+        }
+
+        public String value() {
+          return value;
+        }
+
+        public String destination() {
+          return record.destination();
+        }
+
+        public Integer partition() {
+          return record.partition();
+        }
+      };
+    } catch (IOException | ClassCastException e) {
+      return record;
     }
   }
 

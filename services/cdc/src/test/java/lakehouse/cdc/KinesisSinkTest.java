@@ -365,7 +365,8 @@ class KinesisSinkTest {
             });
     incremental.begin("public.orders");
     KinesisSink sink =
-        sink(mark, request -> null, 10_000).capture(state, incremental, List.of(), "p.public.debezium_signal");
+        sink(mark, request -> null, 10_000)
+            .capture(state, incremental, List.of(), "p.public.debezium_signal", null);
     Committer committer = new Committer();
 
     sink.handleBatch(
@@ -385,5 +386,26 @@ class KinesisSinkTest {
     assertEquals(Set.of("public.customers", "public.orders"), state.captured());
     assertEquals(List.of(), CaptureState.besideOffsets(dir.resolve("offsets.dat")).pending());
     assertFalse(incremental.anyTracked());
+  }
+
+  @Test
+  void anIncrementalReadWithoutAPositionGetsTheNewestOneReadBeforeIt() throws Exception {
+    SnapshotMark mark = new SnapshotMark(dir.resolve("mark"));
+    KinesisSink sink = sink(mark, request -> null, 10_000);
+    String read = "{\"op\":\"r\",\"after\":{\"id\":5},\"source\":{\"lsn\":null,\"ts_ms\":1,"
+        + "\"snapshot\":\"incremental\"}}";
+    Committer committer = new Committer();
+    List<ChangeEvent<String, String>> batch =
+        List.of(event("orders", "1", "false", 70), record("orders", "{\"id\":5}", read), event("orders", "2", "false", 90));
+
+    sink.handleBatch(batch, committer);
+
+    ObjectMapper json = new ObjectMapper();
+    List<Long> lsns = new ArrayList<>();
+    for (Put put : puts) {
+      lsns.add(json.readTree(put.data()).at("/source/lsn").asLong());
+    }
+    assertEquals(List.of(70L, 70L, 90L), lsns);
+    assertEquals(batch, committer.processed, "the engine is told of its own events");
   }
 }
