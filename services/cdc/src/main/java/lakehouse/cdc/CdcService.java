@@ -640,6 +640,7 @@ public final class CdcService {
           kinesis
               .getShardIterator(stream, shard.getShardId(), "TRIM_HORIZON")
               .getShardIterator();
+      int emptyBehind = 0;
       while (iterator != null) {
         com.amazonaws.services.kinesis.model.GetRecordsResult page;
         try {
@@ -663,6 +664,14 @@ public final class CdcService {
         Long behind = page.getMillisBehindLatest();
         if (page.getRecords().isEmpty() && (behind == null || behind == 0)) {
           break;
+        }
+        // Empty pages while behind: Kinesis walking past a gap; bounded, never cut short.
+        emptyBehind = page.getRecords().isEmpty() ? emptyBehind + 1 : 0;
+        if (emptyBehind > 1_000) {
+          throw new IOException(
+              "stream " + stream + " shard " + shard.getShardId() + " kept answering empty "
+                  + "pages " + behind + " ms behind its tip: its keys cannot be read to the "
+                  + "end, so the rows it holds that the database no longer has are unknown");
         }
         iterator = page.getNextShardIterator();
       }
