@@ -22,10 +22,17 @@ def cdc_status_lines(settings: Settings, rows: list[ServiceStatus]) -> list[str]
         # Also without a row: `up --cdc` (not CDC_ENABLED) whose service refused to start.
         error = cdc.capture_error(settings)
         return [f"CDC capture stopped: {error['message']}"] if error else []
-    pending = cdc.debezium_health(settings).get("snapshots_pending") or []
+    health = cdc.debezium_health(settings)
+    failed = health.get("snapshots_failed") or {}
+    pending = [t for t in health.get("snapshots_pending") or [] if t not in failed]
+    lines = [
+        f"CDC: the snapshot of {table} ended with {status}: its existing rows are not in the "
+        "lake (the CDC service's log says why; a restart of the service asks again)"
+        for table, status in failed.items()
+    ]
     if pending:
-        return [f"CDC: existing rows of {', '.join(pending)} being snapshotted (incremental)"]
-    return []
+        lines.append(f"CDC: existing rows of {', '.join(pending)} being snapshotted (incremental)")
+    return lines
 
 
 def cdc_command(settings: Settings, args: argparse.Namespace) -> int:

@@ -149,7 +149,10 @@ def test_status_names_the_tables_being_snapshotted(
     assert cdc_status_lines(settings, running) == [
         "CDC: existing rows of public.items being snapshotted (incremental)"
     ]
-    health["snapshots_pending"] = []
+    health["snapshots_failed"] = {"public.items": "NO_PRIMARY_KEY"}
+    (line,) = cdc_status_lines(settings, running)
+    assert line.startswith("CDC: the snapshot of public.items ended with NO_PRIMARY_KEY")
+    health["snapshots_pending"], health["snapshots_failed"] = [], {}
     assert cdc_status_lines(settings, running) == []
     assert cdc_status_lines(settings, []) == []
 

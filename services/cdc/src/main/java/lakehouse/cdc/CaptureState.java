@@ -44,6 +44,8 @@ final class CaptureState {
   private final Path file;
   private final Set<String> captured = new LinkedHashSet<>();
   private final Map<String, String> pending = new LinkedHashMap<>();
+  /** Pending tables whose last scan failed, with Debezium's status: asked for again at start. */
+  private final Map<String, String> failed = new LinkedHashMap<>();
   private boolean initialSnapshot = true;
   private final boolean existed;
 
@@ -64,6 +66,7 @@ final class CaptureState {
     }
     root.path("captured").forEach(t -> captured.add(t.asText()));
     root.path("pending").fields().forEachRemaining(e -> pending.put(e.getKey(), e.getValue().asText()));
+    root.path("failed").fields().forEachRemaining(e -> failed.put(e.getKey(), e.getValue().asText()));
     initialSnapshot = root.path("initial_snapshot").asBoolean(true);
   }
 
@@ -95,6 +98,19 @@ final class CaptureState {
 
   synchronized boolean isPending(String table) {
     return pending.containsKey(table);
+  }
+
+  synchronized Map<String, String> failed() {
+    return Map.copyOf(failed);
+  }
+
+  /** A table's scan failed: it stays pending, and the next start asks for it again. */
+  synchronized void failed(String table, String status) throws IOException {
+    if (pending.containsKey(table)) {
+      pending.put(table, "");
+      failed.put(table, status);
+      save();
+    }
   }
 
   /** Pending tables whose signal is not sent yet. */
@@ -133,6 +149,7 @@ final class CaptureState {
         removed.add(table);
       }
     }
+    failed.keySet().retainAll(pending.keySet());
     List<String> added = new ArrayList<>();
     if (!initialSnapshotRuns) {
       for (String table : include) {
@@ -174,6 +191,7 @@ final class CaptureState {
   /** A table's incremental snapshot delivered, its vanished rows deleted. */
   synchronized void delivered(String table) throws IOException {
     pending.remove(table);
+    failed.remove(table);
     captured.add(table);
     save();
   }
@@ -185,6 +203,8 @@ final class CaptureState {
     captured.forEach(root.putArray("captured")::add);
     ObjectNode signals = root.putObject("pending");
     pending.forEach(signals::put);
+    ObjectNode failures = root.putObject("failed");
+    failed.forEach(failures::put);
     Files.createDirectories(file.getParent());
     Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
     try (FileChannel out =

@@ -776,11 +776,23 @@ public final class CdcService {
           String current = state.get();
           String pending =
               String.join(",", capture.pending().stream().map(t -> "\"" + t + "\"").toList());
+          String failed =
+              String.join(
+                  ",",
+                  capture.failed().entrySet().stream()
+                      .map(e -> "\"" + e.getKey() + "\":\"" + e.getValue() + "\"")
+                      .toList());
           String body =
               String.format(
                   "{\"state\":\"%s\",\"streaming\":%b,\"events_written\":%d,"
-                      + "\"last_batch_ms\":%d,\"snapshots_pending\":[%s]}",
-                  current, streaming(topicPrefix), sink.written(), sink.lastBatchMillis(), pending);
+                      + "\"last_batch_ms\":%d,\"snapshots_pending\":[%s],"
+                      + "\"snapshots_failed\":{%s}}",
+                  current,
+                  streaming(topicPrefix),
+                  sink.written(),
+                  sink.lastBatchMillis(),
+                  pending,
+                  failed);
           byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
           exchange.getResponseHeaders().add("Content-Type", "application/json");
           exchange.sendResponseHeaders("running".equals(current) ? 200 : 503, bytes.length);

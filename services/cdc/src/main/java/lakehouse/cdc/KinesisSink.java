@@ -204,9 +204,13 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
     List<ChangeEvent<String, String>> positioned = new ArrayList<>(records.size());
     for (ChangeEvent<String, String> record : records) {
       if (record.destination() != null && record.destination().startsWith(NOTIFICATION_TOPIC)) {
-        String table = state == null ? null : scanCompleted(record.value());
-        if (table != null && state.isPending(table)) {
-          completed.add(table);
+        ScanEnd end = state == null ? null : scanEnd(record.value());
+        if (end != null && state.isPending(end.table())) {
+          if (end.succeeded()) {
+            completed.add(end.table());
+          } else {
+            failed(end);
+          }
         }
         positioned.add(record);
       } else {
@@ -287,12 +291,42 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
     }
   }
 
-  /**
-   * The table ({@code schema.table}) whose incremental snapshot scan a notification says is
-   * complete, or null: Debezium's TABLE_SCAN_COMPLETED names it in scanned_collection
-   * (with the database in front, or not).
-   */
+  /** How a table's incremental snapshot scan ended, by Debezium's notification. */
+  record ScanEnd(String table, String status) {
+    /** SUCCEEDED, or EMPTY (a table without rows): every row it has was read. */
+    boolean succeeded() {
+      return "SUCCEEDED".equals(status) || "EMPTY".equals(status);
+    }
+  }
+
+  /** A scan that did not read the table (no primary key, an SQL error, ...): said, kept. */
+  private void failed(ScanEnd end) {
+    LOG.error(
+        "{}: Debezium's incremental snapshot ended with status {}: its existing rows are not "
+            + "all in the lake. A table needs a primary key to be snapshotted; fix the cause, "
+            + "then restart the CDC service, which asks for the snapshot again",
+        end.table(),
+        end.status());
+    try {
+      state.failed(end.table(), end.status());
+    } catch (IOException e) {
+      throw new IllegalStateException(
+          "cannot write the capture's state beside " + mark.file() + ": " + e, e);
+    }
+  }
+
+  /** The table ({@code schema.table}) whose scan completed successfully, else null. */
   static String scanCompleted(String value) {
+    ScanEnd end = scanEnd(value);
+    return end != null && end.succeeded() ? end.table() : null;
+  }
+
+  /**
+   * The end of a table's incremental snapshot scan, from Debezium's TABLE_SCAN_COMPLETED
+   * notification (the table in scanned_collection, with the database in front or not), or
+   * null for any other record.
+   */
+  static ScanEnd scanEnd(String value) {
     if (value == null) {
       return null;
     }
@@ -305,24 +339,13 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
         return null;
       }
       com.fasterxml.jackson.databind.JsonNode data = payload.path("additional_data");
-      String status = data.path("status").asText("");
       String scanned = data.path("scanned_collection").asText(data.path("data_collections").asText(""));
       String[] parts = scanned.split("\\.");
       if (parts.length < 2) {
         return null;
       }
-      String table = parts[parts.length - 2] + "." + parts[parts.length - 1];
-      if (!"SUCCEEDED".equals(status) && !"EMPTY".equals(status)) {
-        LOG.error(
-            "{}: Debezium's incremental snapshot ended with status {} ({}): its existing rows "
-                + "are not all in the lake. A table needs a primary key to be snapshotted; fix "
-                + "the cause, then restart the CDC service",
-            table,
-            status,
-            value);
-        return null;
-      }
-      return table;
+      return new ScanEnd(
+          parts[parts.length - 2] + "." + parts[parts.length - 1], data.path("status").asText(""));
     } catch (IOException notJson) {
       return null;
     }

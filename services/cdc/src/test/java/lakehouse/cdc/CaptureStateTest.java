@@ -75,4 +75,19 @@ class CaptureStateTest {
     assertEquals(List.of("public.customers", "public.orders"), plan.added());
     assertFalse(state().initialSnapshot(), "kept until the record is written anew");
   }
+
+  @Test
+  void aFailedScanIsKeptPendingAndAskedForAgainAtTheNextStart() throws Exception {
+    CaptureState state = state();
+    state.assumeCaptured(List.of("public.customers"));
+    state.plan(List.of("public.customers", "public.log"), false);
+    state.signalled(List.of("public.log"), "signal-1");
+    state.failed("public.log", "NO_PRIMARY_KEY");
+
+    CaptureState restarted = state();
+    assertEquals(java.util.Map.of("public.log", "NO_PRIMARY_KEY"), restarted.failed());
+    assertEquals(List.of("public.log"), restarted.unsignalled());
+    restarted.delivered("public.log");
+    assertEquals(java.util.Map.of(), state().failed());
+  }
 }
