@@ -47,6 +47,7 @@ final class CaptureState {
   /** Pending tables whose last scan failed, with Debezium's status: asked for again at start. */
   private final Map<String, String> failed = new LinkedHashMap<>();
   private boolean initialSnapshot = true;
+  private long lsnShift;
   private final boolean existed;
 
   private CaptureState(Path file) throws IOException {
@@ -68,6 +69,7 @@ final class CaptureState {
     root.path("pending").fields().forEachRemaining(e -> pending.put(e.getKey(), e.getValue().asText()));
     root.path("failed").fields().forEachRemaining(e -> failed.put(e.getKey(), e.getValue().asText()));
     initialSnapshot = root.path("initial_snapshot").asBoolean(true);
+    lsnShift = root.path("lsn_shift").asLong(0);
   }
 
   static CaptureState besideOffsets(Path offsets) throws IOException {
@@ -85,6 +87,19 @@ final class CaptureState {
   /** Whether a start without offsets takes Debezium's initial snapshot (false after a reset). */
   synchronized boolean initialSnapshot() {
     return initialSnapshot;
+  }
+
+  /**
+   * What the service adds to every event's log position: 0, unless a reset found the
+   * server's positions behind the lake's (a new or restored cluster; see CdcService).
+   */
+  synchronized long lsnShift() {
+    return lsnShift;
+  }
+
+  synchronized void lsnShift(long shift) throws IOException {
+    lsnShift = shift;
+    save();
   }
 
   synchronized Set<String> captured() {
@@ -200,6 +215,7 @@ final class CaptureState {
   synchronized void save() throws IOException {
     ObjectNode root = JSON.createObjectNode();
     root.put("initial_snapshot", initialSnapshot);
+    root.put("lsn_shift", lsnShift);
     captured.forEach(root.putArray("captured")::add);
     ObjectNode signals = root.putObject("pending");
     pending.forEach(signals::put);

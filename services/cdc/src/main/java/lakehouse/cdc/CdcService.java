@@ -299,24 +299,46 @@ public final class CdcService {
       incremental.forget(table);
     }
     Long serverLsn = capture.pending().isEmpty() ? null : currentLsn(props);
+    long lakeNewest = Long.MIN_VALUE;
+    String newestTable = null;
     for (String table : capture.pending()) {
       LOG.info(
           "{} has no snapshot in the lake (added to CDC_TABLES since, or the capture was "
               + "reset): an incremental snapshot reads its existing rows while every table streams",
           table);
       long newest = incremental.begin(table);
-      if (serverLsn != null && newest > serverLsn) {
+      if (newest > lakeNewest) {
+        lakeNewest = newest;
+        newestTable = table;
+      }
+    }
+    if (serverLsn != null && lakeNewest >= serverLsn + capture.lsnShift()) {
+      if (!hadOffsets && !capture.initialSnapshot()) {
+        // A reset onto a server behind the lake (a new cluster, a restore from a backup):
+        // the lake orders a row's changes by log position, so every position this server
+        // writes is shifted past the lake's newest, once, for the life of this capture.
+        long shift = lakeNewest - serverLsn + 1;
+        LOG.warn(
+            "the lake holds changes up to log position {} ({}), past database '{}' on {} (now "
+                + "at {}): another server answers at that address (a new cluster, or a restore). "
+                + "Every position it writes is shifted by {} (source.lsn_shift in each event) "
+                + "so that its rows replace the lake's.",
+            ResumeCheck.lsnText(lakeNewest),
+            newestTable,
+            props.getProperty("database.dbname"),
+            where(props),
+            ResumeCheck.lsnText(serverLsn),
+            shift);
+        capture.lsnShift(shift);
+      } else {
         throw new ResumeCheck.CannotResume(
             "server_behind_lake",
-            "cannot snapshot " + table + " into the lake: its stream "
-                + incremental.streamOf(table) + " holds changes at log position "
-                + ResumeCheck.lsnText(newest) + ", past database '"
+            "cannot snapshot " + newestTable + " into the lake: its stream holds changes at log "
+                + "position " + ResumeCheck.lsnText(lakeNewest) + ", past database '"
                 + props.getProperty("database.dbname") + "' on " + where(props) + " (now at "
-                + ResumeCheck.lsnText(serverLsn) + "): another server answers at that address "
-                + "(a new cluster, or a restore). The lake orders a row's changes by log "
-                + "position, so this server's rows would lose to the old ones. Start the lake's "
-                + "CDC tables over: stop the CDC job, delete its tables and checkpoint and the "
-                + "table streams, then `lakehouse cdc reset`.");
+                + ResumeCheck.lsnText(serverLsn + capture.lsnShift()) + "): another server "
+                + "answers at that address (a new cluster, or a restore). To start the capture "
+                + "over on it: `lakehouse cdc reset`.");
       }
     }
     KinesisSink sink =
@@ -332,7 +354,8 @@ public final class CdcService {
                 incremental,
                 initialSnapshotRuns ? include : List.of(),
                 signalTable == null ? null : props.getProperty("topic.prefix") + "." + signalTable,
-                ResumeCheck.storedLsn(offsets));
+                ResumeCheck.storedLsn(offsets),
+                capture.lsnShift());
     // Every captured table's stream exists before the first change: a job started now
     // reads them all (a job's list of streams is fixed by its checkpoint).
     capturedStreams(props).forEach(streams::ensure);

@@ -72,6 +72,7 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
   private List<String> initialTables = List.of();
   private String signalStream;
   private long newestLsn = Long.MIN_VALUE;
+  private long lsnShift;
   // Read and written by the engine's thread only.
   private boolean snapshotDone;
   private final AtomicLong written = new AtomicLong();
@@ -107,9 +108,12 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
       IncrementalKeys incremental,
       List<String> initialTables,
       String signalStream,
-      Long resumedFrom) {
+      Long resumedFrom,
+      long lsnShift) {
+    this.lsnShift = lsnShift;
     if (resumedFrom != null) {
-      newestLsn = resumedFrom; // the stored position: every event after it is past it
+      // The stored position (shifted as events are): every event after it is past it.
+      newestLsn = resumedFrom + lsnShift;
     }
     this.state = state;
     this.incremental = incremental;
@@ -132,10 +136,12 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
       DebeziumEngine.RecordCommitter<ChangeEvent<String, String>> committer)
       throws InterruptedException {
     Stop stop = new Stop(stopGraceMs);
+    // The engine is told of its own events (below); what is put may be shifted copies.
+    List<ChangeEvent<String, String>> events = lsnShift == 0 ? records : shifted(records);
     if (snapshotDone) {
-      putStreamed(records, stop);
+      putStreamed(events, stop);
     } else {
-      deliverSnapshot(records, stop);
+      deliverSnapshot(events, stop);
     }
     for (ChangeEvent<String, String> record : records) {
       committer.markProcessed(record);
@@ -240,6 +246,57 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
   }
 
   /**
+   * The events with lsnShift added to their log positions (source.lsn_shift says by how
+   * much): a capture started over on a server whose positions are behind the lake's would
+   * otherwise have every change lose to the lake's older ones. Events without a position
+   * are left as they are (positioned() dates incremental reads from shifted ones).
+   */
+  List<ChangeEvent<String, String>> shifted(List<ChangeEvent<String, String>> records) {
+    List<ChangeEvent<String, String>> out = new ArrayList<>(records.size());
+    for (ChangeEvent<String, String> record : records) {
+      Long lsn = EventSource.of(record.value()).lsn();
+      out.add(
+          lsn == null
+              ? record
+              : withSource(record, source -> source.put("lsn", lsn + lsnShift).put("lsn_shift", lsnShift)));
+    }
+    return out;
+  }
+
+  /** A copy of the event whose source block `edit` changed; the event itself if it has none. */
+  static ChangeEvent<String, String> withSource(
+      ChangeEvent<String, String> record,
+      java.util.function.Consumer<com.fasterxml.jackson.databind.node.ObjectNode> edit) {
+    try {
+      com.fasterxml.jackson.databind.node.ObjectNode event =
+          (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(record.value());
+      com.fasterxml.jackson.databind.JsonNode payload =
+          event.path("payload").isObject() ? event.path("payload") : event;
+      edit.accept((com.fasterxml.jackson.databind.node.ObjectNode) payload.path("source"));
+      String value = JSON.writeValueAsString(event);
+      return new ChangeEvent<>() {
+        public String key() {
+          return record.key();
+        }
+
+        public String value() {
+          return value;
+        }
+
+        public String destination() {
+          return record.destination();
+        }
+
+        public Integer partition() {
+          return record.partition();
+        }
+      };
+    } catch (IOException | ClassCastException e) {
+      return record;
+    }
+  }
+
+  /**
    * The event with a log position the job can order it by. Debezium's PostgreSQL connector
    * dates an incremental snapshot's reads with no source.lsn (the job would quarantine
    * them): they get the newest position read before them, which is past every change the
@@ -262,33 +319,8 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
     if (newestLsn == Long.MIN_VALUE) {
       return record; // nothing read yet, nor stored: left to the job's quarantine
     }
-    try {
-      com.fasterxml.jackson.databind.node.ObjectNode event =
-          (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(record.value());
-      com.fasterxml.jackson.databind.JsonNode payload =
-          event.path("payload").isObject() ? event.path("payload") : event;
-      ((com.fasterxml.jackson.databind.node.ObjectNode) payload.path("source")).put("lsn", newestLsn);
-      String value = JSON.writeValueAsString(event);
-      return new ChangeEvent<>() {
-        public String key() {
-          return record.key();
-        }
-
-        public String value() {
-          return value;
-        }
-
-        public String destination() {
-          return record.destination();
-        }
-
-        public Integer partition() {
-          return record.partition();
-        }
-      };
-    } catch (IOException | ClassCastException e) {
-      return record;
-    }
+    long at = newestLsn;
+    return withSource(record, block -> block.put("lsn", at));
   }
 
   /** How a table's incremental snapshot scan ended, by Debezium's notification. */

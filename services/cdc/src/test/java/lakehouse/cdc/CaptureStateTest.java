@@ -74,6 +74,9 @@ class CaptureStateTest {
     CaptureState.Plan plan = state.plan(List.of("public.customers", "public.orders"), false);
     assertEquals(List.of("public.customers", "public.orders"), plan.added());
     assertFalse(state().initialSnapshot(), "kept until the record is written anew");
+    assertEquals(0, state().lsnShift());
+    state().lsnShift(500);
+    assertEquals(500, state().lsnShift());
   }
 
   @Test

@@ -366,7 +366,7 @@ class KinesisSinkTest {
     incremental.begin("public.orders");
     KinesisSink sink =
         sink(mark, request -> null, 10_000)
-            .capture(state, incremental, List.of(), "p.public.debezium_signal", null);
+            .capture(state, incremental, List.of(), "p.public.debezium_signal", null, 0);
     Committer committer = new Committer();
 
     sink.handleBatch(
@@ -407,5 +407,28 @@ class KinesisSinkTest {
     }
     assertEquals(List.of(70L, 70L, 90L), lsns);
     assertEquals(batch, committer.processed, "the engine is told of its own events");
+  }
+
+  @Test
+  void aShiftedCaptureShiftsEveryPositionItPutsButTellsTheEngineOfItsOwnEvents() throws Exception {
+    SnapshotMark mark = new SnapshotMark(dir.resolve("mark"));
+    CaptureState state = CaptureState.besideOffsets(dir.resolve("offsets.dat"));
+    state.assumeCaptured(List.of("public.orders"));
+    KinesisSink sink =
+        sink(mark, request -> null, 10_000)
+            .capture(state, new IncrementalKeys(dir, "p", (stream, put) -> {}), List.of(), null, 30L, 1_000);
+    String read = "{\"op\":\"r\",\"after\":{\"id\":5},\"source\":{\"ts_ms\":1,"
+        + "\"snapshot\":\"incremental\"}}";
+    List<ChangeEvent<String, String>> batch =
+        List.of(event("orders", "1", "false", 40), record("orders", "{\"id\":5}", read));
+    Committer committer = new Committer();
+
+    sink.handleBatch(batch, committer);
+
+    ObjectMapper json = new ObjectMapper();
+    assertEquals(1_040, json.readTree(puts.get(0).data()).at("/source/lsn").asLong());
+    assertEquals(1_000, json.readTree(puts.get(0).data()).at("/source/lsn_shift").asLong());
+    assertEquals(1_040, json.readTree(puts.get(1).data()).at("/source/lsn").asLong());
+    assertEquals(batch, committer.processed);
   }
 }
