@@ -165,6 +165,12 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
     int end = records.size();
     boolean complete = false;
     for (int i = 0; i < records.size() && !complete; i++) {
+      if (isNotification(records.get(i))) {
+        // Debezium's notifications (the initial snapshot's own "started", ...) come in
+        // order with the snapshot's events: neither a row nor the end of the snapshot.
+        sources.add(EventSource.of(null));
+        continue;
+      }
       EventSource source = EventSource.of(records.get(i).value());
       if (!source.fromSnapshot()) {
         end = i;
@@ -209,7 +215,7 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
     List<String> completed = new ArrayList<>();
     List<ChangeEvent<String, String>> positioned = new ArrayList<>(records.size());
     for (ChangeEvent<String, String> record : records) {
-      if (record.destination() != null && record.destination().startsWith(NOTIFICATION_TOPIC)) {
+      if (isNotification(record)) {
         ScanEnd end = state == null ? null : scanEnd(record.value());
         if (end != null && state.isPending(end.table())) {
           if (end.succeeded()) {
@@ -321,6 +327,10 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
     }
     long at = newestLsn;
     return withSource(record, block -> block.put("lsn", at));
+  }
+
+  static boolean isNotification(ChangeEvent<String, String> record) {
+    return record.destination() != null && record.destination().startsWith(NOTIFICATION_TOPIC);
   }
 
   /** How a table's incremental snapshot scan ended, by Debezium's notification. */

@@ -92,7 +92,7 @@ final class SnapshotKeys {
         lsn = source.lsn();
         tsMs = source.tsMs() != null ? source.tsMs() : System.currentTimeMillis();
       }
-      if (event.key() != null && event.value() != null) {
+      if (event.key() != null && event.value() != null && source.fromSnapshot()) {
         // JSON text escapes tabs and line ends: a line is one key.
         lines.append(event.destination()).append('\t').append(event.key()).append('\n');
         recorded++;

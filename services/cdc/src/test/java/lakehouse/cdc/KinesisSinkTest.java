@@ -431,4 +431,24 @@ class KinesisSinkTest {
     assertEquals(1_040, json.readTree(puts.get(1).data()).at("/source/lsn").asLong());
     assertEquals(batch, committer.processed);
   }
+
+  @Test
+  void aNotificationAmongTheSnapshotsEventsDoesNotEndIt() throws Exception {
+    SnapshotMark mark = new SnapshotMark(dir.resolve("mark"));
+    KinesisSink sink = sink(mark, request -> null, 10_000);
+    String started =
+        "{\"aggregate_type\":\"Initial Snapshot\",\"type\":\"STARTED\",\"additional_data\":{}}";
+
+    sink.handleBatch(
+        List.of(
+            record(KinesisSink.NOTIFICATION_TOPIC, "{\"id\":\"n\"}", started),
+            event("orders", "1", "first"),
+            event("orders", "2", "true")),
+        new Committer());
+
+    assertFalse(mark.isSet(), "the snapshot goes on");
+    assertEquals(List.of("orders", "orders"), puts.stream().map(Put::stream).toList());
+    sink.handleBatch(List.of(event("orders", "3", "last")), new Committer());
+    assertTrue(mark.isSet());
+  }
 }
