@@ -69,6 +69,7 @@ _RESET_MOVES: Final = (
     "snapshot-delivered",
     "snapshot-keys-*",
     "incremental-keys-*",
+    "lake-keys-*",
     CAPTURE_STATE,
     CAPTURE_ERROR,
 )
@@ -151,6 +152,59 @@ def reset(settings: Settings, progress: Progress = print, now: datetime | None =
     )
     progress(f"  the old capture's state kept in {aside}")
     return aside
+
+
+# Keys the lake's live views held at a reset, read by the CDC service (IncrementalKeys).
+LAKE_KEYS_PREFIX: Final = "lake-keys-"
+
+
+def lake_key_lines(keys: Iterable[str], rows: Iterable[Any]) -> list[str]:
+    """Rows of (key values..., position) as the CDC service reads them: the position, a tab,
+    the key as Debezium's JSON ({"order_id":5}), a line each."""
+    names = list(keys)
+    return [
+        f"{row[len(names)]}\t"
+        + json.dumps(dict(zip(names, row[: len(names)], strict=True)), separators=(",", ":"),
+                     ensure_ascii=False)
+        for row in rows
+    ]  # fmt: skip
+
+
+def write_lake_keys(
+    settings: Settings,
+    trino_cursor: Any,
+    database: str,
+    tables: Tables,
+    progress: Progress = print,
+) -> None:
+    """Each captured table's keys live in the lake (its live view in Trino) and their log
+    positions, written beside the offsets for the next start of the CDC service: a reset
+    deletes the rows the lake holds and the database no longer has, and the lake's stream
+    may have lost them (a local Kinesis engine keeps streams in memory only, a real one
+    trims them after its retention). A table whose view cannot be read is said and left to
+    its stream."""
+    captured = {t.strip() for t in settings["CDC_TABLES"].split(",")}
+    for spec in tables.values():
+        if spec.format != "debezium" or captured_table(spec) not in captured:
+            continue
+        table = captured_table(spec)
+        try:
+            trino_cursor.execute(
+                f"SELECT {', '.join(spec.record_keys)}, {spec.precombine} "
+                f"FROM hive.{database}.{spec.event_type}"
+            )
+            rows = trino_cursor.fetchall()
+        except Exception as error:  # whatever failed, the stream alone decides
+            progress(
+                f"  {table}: the lake's view {spec.event_type} cannot be read ({error}); rows "
+                "deleted meanwhile leave the lake only if its stream still holds them"
+            )
+            continue
+        lines = lake_key_lines(spec.record_keys, rows)
+        (state_dir(settings) / f"{LAKE_KEYS_PREFIX}{table}").write_text(
+            "".join(line + "\n" for line in lines)
+        )
+        progress(f"  {table}: {len(lines):,} rows live in the lake, kept for the reconciliation")
 
 
 def conninfo(settings: Settings, database: str | None = None) -> str:

@@ -52,6 +52,7 @@ def cdc_command(settings: Settings, args: argparse.Namespace) -> int:
         if cdc.local_postgres(settings):
             cdc.bootstrap(settings, say)  # the signal table, in a database made before it
         cdc.reset(settings, say)
+        lake_keys(settings, args.tables)
     except cdc.CdcError as error:
         say(f"error: {error}")
         return 2
@@ -66,6 +67,26 @@ def cdc_command(settings: Settings, args: argparse.Namespace) -> int:
     else:
         say("Start it with `lakehouse up --cdc`.")
     return 0
+
+
+def lake_keys(settings: Settings, tables_file: str | None) -> None:
+    """The lake's live keys for the service's reconciliation (lakehouse.cdc.write_lake_keys),
+    when Trino answers; else the tables' streams alone decide."""
+    from lakehouse import cdc
+    from lakehouse.core.clients import trino_connection
+    from lakehouse.local.supervisor import port_is_open
+    from lakehouse_tables.declarations import load_tables
+
+    if not port_is_open(settings.port("TRINO_PORT")):
+        say(
+            "  Trino is not running: the rows the lake holds and the database no longer has "
+            "are deleted only if the tables' streams still hold them (start the stack and "
+            "reset again to read them from the lake)"
+        )
+        return
+    cursor = trino_connection(settings.endpoints, "hive").cursor()
+    tables = load_tables(tables_file or cdc.CDC_TABLES_YAML)
+    cdc.write_lake_keys(settings, cursor, settings["LAKEHOUSE_DATABASE"], tables, say)
 
 
 def cdc_declare(settings: Settings, tables: list[str]) -> int:
@@ -89,6 +110,11 @@ def _cdc_arguments(parser: argparse.ArgumentParser) -> None:
         "restored database, a dropped slot): a new replication slot, every table snapshotted "
         "again, the rows deleted meanwhile deleted in the lake; declare: print tables-file "
         "entries for the captured tables, read from the database's catalog",
+    )
+    parser.add_argument(
+        "--tables",
+        help="reset: the tables file whose live views hold the lake's rows (default: "
+        "services/cdc/tables.yaml)",
     )
     parser.add_argument(
         "--table",

@@ -17,6 +17,7 @@ from lakehouse.cli.cdc import cdc_status_lines
 from lakehouse.core.config import Settings, load_settings
 from lakehouse.local import stack
 from lakehouse.local.supervisor import ServiceError, ServiceSpec, ServiceStatus
+from lakehouse_tables.declarations import load_tables
 
 pytestmark = pytest.mark.unit
 
@@ -168,3 +169,28 @@ def test_rows_are_keyed_by_one_column_or_several_and_duplicates_are_named() -> N
     assert cdc.keyed([(1, "a"), (2, "b")], 1) == {1: ("a",), 2: ("b",)}
     rows = [(1, 1, "a"), (1, 2, "b"), (1, 2, "c")]
     assert cdc.keyed(rows, 2) == {(1, 1): ("a",), (1, 2): ("c",), cdc._DUPLICATES: ((1, 2),)}
+
+
+def test_the_lakes_keys_are_written_as_the_cdc_service_reads_them(settings: Settings) -> None:
+    assert cdc.lake_key_lines(("order_id", "line"), [(5, 2, 900), (6, 1, 901)]) == [
+        '900\t{"order_id":5,"line":2}',
+        '901\t{"order_id":6,"line":1}',
+    ]
+    assert cdc.lake_key_lines(("name",), [("é", 3)]) == ['3\t{"name":"é"}']
+
+    class Cursor:
+        def execute(self, sql: str) -> None:
+            if "cdc_customers" in sql:
+                raise RuntimeError("Table 'hive.db.cdc_customers' does not exist")
+            assert sql == "SELECT order_id, source_lsn FROM hive.db.cdc_orders", sql
+
+        def fetchall(self) -> list[tuple[int, int]]:
+            return [(7, 70)]
+
+    said: list[str] = []
+    cdc.state_dir(settings).mkdir(parents=True)
+    cdc.write_lake_keys(settings, Cursor(), "db", load_tables(cdc.CDC_TABLES_YAML), said.append)
+    written = (cdc.state_dir(settings) / "lake-keys-public.orders").read_text()
+    assert written == '70\t{"order_id":7}\n'
+    assert not (cdc.state_dir(settings) / "lake-keys-public.customers").exists()
+    assert "cannot be read" in said[0]

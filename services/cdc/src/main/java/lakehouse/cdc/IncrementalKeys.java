@@ -42,6 +42,13 @@ final class IncrementalKeys {
   private static final Logger LOG = LoggerFactory.getLogger(IncrementalKeys.class);
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String PREFIX = "incremental-keys-";
+  /**
+   * The keys the lake's live view held when `lakehouse cdc reset` ran (its position, a tab,
+   * the key's JSON, a line each): a reset reads them from Trino because the stream may no
+   * longer hold them (a local Kinesis engine keeps streams in memory only; a real one
+   * trims them after its retention).
+   */
+  static final String LAKE_PREFIX = "lake-keys-";
 
   /** Reads every record of a stream from its trim horizon: (partition key, data) each. */
   @FunctionalInterface
@@ -143,7 +150,26 @@ final class IncrementalKeys {
           table,
           fold.hashedKeys());
     }
-    Map<String, Long> live = fold.live();
+    Map<String, Long> live = new HashMap<>();
+    fold.live().forEach((key, lsn) -> live.merge(canonical(key), lsn, Math::max));
+    long newest = fold.maxLsn();
+    Path lake = dir.resolve(LAKE_PREFIX + table);
+    if (Files.exists(lake)) {
+      long[] found = {0, newest};
+      forEachLine(
+          lake,
+          line -> {
+            int tab = line.indexOf('\t');
+            if (tab > 0) {
+              long lsn = Long.parseLong(line.substring(0, tab));
+              live.merge(canonical(line.substring(tab + 1)), lsn, Math::max);
+              found[0]++;
+              found[1] = Math.max(found[1], lsn);
+            }
+          });
+      newest = found[1];
+      LOG.info("{}: {} rows live in the lake's view when the capture was reset", table, found[0]);
+    }
     before.put(table, live);
     tracked.put(stream, table);
     LOG.info(
@@ -152,7 +178,27 @@ final class IncrementalKeys {
         table,
         live.size(),
         stream);
-    return fold.maxLsn();
+    return newest;
+  }
+
+  /**
+   * A key's JSON with its fields in name order, so that Debezium's keys and those read from
+   * the lake compare equal whatever their field order and spacing.
+   */
+  static String canonical(String key) {
+    try {
+      JsonNode node = JSON.readTree(key);
+      if (!node.isObject()) {
+        return key;
+      }
+      java.util.TreeMap<String, JsonNode> fields = new java.util.TreeMap<>();
+      node.fields().forEachRemaining(e -> fields.put(e.getKey(), e.getValue()));
+      com.fasterxml.jackson.databind.node.ObjectNode sorted = JSON.createObjectNode();
+      fields.forEach(sorted::set);
+      return JSON.writeValueAsString(sorted);
+    } catch (IOException notJson) {
+      return key;
+    }
   }
 
   /** A table newly waiting for its rows: keys seen by an earlier, abandoned attempt forgotten. */
@@ -208,7 +254,7 @@ final class IncrementalKeys {
       String table, long lsnNow, long tsMs) throws IOException {
     Map<String, Long> live = before.getOrDefault(table, Map.of());
     Set<String> seen = new HashSet<>();
-    forEachLine(fileOf(table), seen::add);
+    forEachLine(fileOf(table), line -> seen.add(canonical(line)));
     List<ChangeEvent<String, String>> deletes = new ArrayList<>();
     for (Map.Entry<String, Long> key : live.entrySet()) {
       if (!seen.contains(key.getKey())) {
@@ -241,6 +287,7 @@ final class IncrementalKeys {
       out.close();
     }
     Files.deleteIfExists(fileOf(table));
+    Files.deleteIfExists(dir.resolve(LAKE_PREFIX + table));
   }
 
   /** Each line (one cut by a crash before its put matches no key). */

@@ -126,4 +126,37 @@ class IncrementalKeysTest {
     keys.record(List.of(event("p.public.items", 1, 10)));
     assertEquals(List.of(), keys.deletesForVanishedRows("public.items", 10, 1_000));
   }
+
+  @Test
+  void keysTheLakeHeldAtAResetCountAsLiveThoughTheStreamLostThem() throws Exception {
+    // The stream was recreated (a local engine restarted): it holds key 1 only. The reset
+    // read keys 1, 2 and 3 from the lake's view, with their fields in another order.
+    Files.writeString(
+        dir.resolve(IncrementalKeys.LAKE_PREFIX + "public.lines"),
+        "700\t{\"line\": 1, \"order\": 1}\n800\t{\"line\":2,\"order\":1}\n900\t{\"order\":1,\"line\":3}\n");
+    IncrementalKeys keys =
+        keys(Map.of("p.public.lines", List.<String[]>of(
+            new String[] {"{\"order\":1,\"line\":1}", "{\"op\":\"c\",\"source\":{\"lsn\":10}}"})));
+
+    assertEquals(900, keys.begin("public.lines"));
+    // The snapshot finds (1,1) and (1,2), under Debezium's field order.
+    ChangeEvent<String, String> one = event("p.public.lines", 0, 950);
+    keys.record(List.of(
+        withKey(one, "{\"order\":1,\"line\":1}"), withKey(one, "{\"order\":1,\"line\":2}")));
+
+    List<ChangeEvent<String, String>> deletes = keys.deletesForVanishedRows("public.lines", 960, 1);
+    assertEquals(1, deletes.size());
+    assertEquals("{\"line\":3,\"order\":1}", deletes.get(0).key());
+    keys.done("public.lines");
+    assertFalse(Files.exists(dir.resolve(IncrementalKeys.LAKE_PREFIX + "public.lines")));
+  }
+
+  static ChangeEvent<String, String> withKey(ChangeEvent<String, String> event, String key) {
+    return new ChangeEvent<>() {
+      public String key() { return key; }
+      public String value() { return event.value(); }
+      public String destination() { return event.destination(); }
+      public Integer partition() { return null; }
+    };
+  }
 }
