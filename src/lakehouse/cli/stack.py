@@ -73,7 +73,8 @@ def status(settings: Settings, _: argparse.Namespace) -> int:
     if report:
         say("")
         say("\n".join(report))
-    return 0 if all(r.state == "running" for r in rows) else 3
+    stopped_capture = any(line.startswith("CDC capture stopped") for line in cdc_lines)
+    return 0 if all(r.state == "running" for r in rows) and not stopped_capture else 3
 
 
 def logs(settings: Settings, args: argparse.Namespace) -> int:
