@@ -32,7 +32,7 @@ from typing import IO, Any
 
 from lakehouse_tables import types as T
 from lakehouse_tables.declarations import FieldType, Tables, TableSpec
-from lakehouse_tables.rules import stream_position
+from lakehouse_tables.rules import key_text, stream_position
 from loadgen.kinesis import PutResult
 from loadgen.timefmt import date_of_micros, parse_iso_micros
 from loadgen.validation import VALID, classify, normalise_op
@@ -222,7 +222,9 @@ def expected_state(entries: Iterable[dict[str, Any]], tables: Tables) -> Expecte
             continue
         counts["valid"] += 1
         spec = tables[ev["event_type"]]
-        key = str(normalize(spec.schema[spec.record_key], ev[spec.record_key]))
+        key = key_text(
+            spec.record_keys, {k: normalize(spec.schema[k], ev[k]) for k in spec.record_keys}
+        )
         t = parse_iso_micros(ev[spec.precombine])
         assert t is not None  # classify checked it
         per_type = best.setdefault(spec.event_type, {})

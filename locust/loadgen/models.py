@@ -146,6 +146,12 @@ class Model:
     fields: tuple[str, ...] = ()  # non-key, non-time schema fields it emits
 
     def __init__(self, spec: TableSpec, rng: random.Random) -> None:
+        if len(spec.record_keys) > 1:
+            # Keys of several fields come from databases (CDC); generated events carry one.
+            raise ValueError(
+                f"{spec.event_type}: the load generator makes events keyed by one field, and "
+                f"record_key is {', '.join(spec.record_keys)}"
+            )
         self.spec = spec
         self.rng = rng
 

@@ -114,9 +114,10 @@ def parse_object(text: str) -> dict[str, Any] | None:
 
 
 def _check_fields(event: dict[str, Any], spec: TableSpec) -> str | None:
-    key = event.get(spec.record_key)
-    if key is None or (spec.schema[spec.record_key] == "string" and key == ""):
-        return MISSING_KEY
+    for name in spec.record_keys:  # each field of a key of several columns
+        key = event.get(name)
+        if key is None or (spec.schema[name] == "string" and key == ""):
+            return MISSING_KEY
     for name in dict.fromkeys([spec.precombine, spec.partition_source]):
         if event.get(name) is None:
             return MISSING_TIME

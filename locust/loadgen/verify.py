@@ -15,6 +15,7 @@ from typing import Any
 
 from lakehouse_tables import types as T
 from lakehouse_tables.declarations import FieldType, Tables, TableSpec, compared_columns
+from lakehouse_tables.rules import key_text
 from lakehouse_tables.types import Primitive
 from loadgen.ledger import canonical_decimal, expected_state, key_prefixes, read_ledger
 from loadgen.timefmt import datetime_to_ms, format_ms, parse_iso_ms
@@ -113,7 +114,8 @@ def diff_rows(
     for raw in actual:
         d.actual += 1
         row = {c: normalize_actual(t, raw.get(c)) for c, t in types.items()}
-        key = str(row.get(key_field))
+        fields = key_field.split(",")  # a key of several fields: "a,b"
+        key = key_text(fields, {f: row[f] if f in row else raw.get(f) for f in fields})
         if key in seen:
             d.duplicate_keys += 1
             d._sample("duplicate_keys", key)
@@ -197,7 +199,7 @@ def verify_tables(
         types = column_types(spec, cols)
         actual = query_table(conn, catalog, schema, name, cols, where)
         if owned is not None:  # only the keys this ledger's generators wrote
-            key = spec.record_key
+            key = spec.record_keys[0]
             actual = [row for row in actual if str(row.get(key)).startswith(owned)]
         d = diff_rows(name, spec.record_key, types, exp.rows.get(et, {}), actual)
         print(d.summary(), file=out)

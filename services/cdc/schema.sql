@@ -28,3 +28,13 @@ ALTER TABLE public.orders ADD COLUMN IF NOT EXISTS deliver_by date NOT NULL DEFA
 -- identity, only the key; Debezium fills the other NOT NULL columns with placeholders).
 ALTER TABLE public.customers REPLICA IDENTITY FULL;
 ALTER TABLE public.orders REPLICA IDENTITY FULL;
+
+-- Debezium's signal table (CDC_SIGNAL_TABLE): the CDC service writes an execute-snapshot row
+-- here for a table added to CDC_TABLES, whose existing rows an incremental snapshot then
+-- reads while the other tables stream; Debezium writes its snapshot windows here too. On
+-- your own database (CDC_POSTGRES=external), create it yourself, writable by CDC_PG_USER.
+CREATE TABLE IF NOT EXISTS public.debezium_signal (
+    id   varchar(64) PRIMARY KEY,
+    type varchar(32) NOT NULL,
+    data varchar(2048)
+);

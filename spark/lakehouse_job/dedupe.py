@@ -18,7 +18,7 @@ _WINNER = "__winner"
 
 
 def dedupe(rows: DataFrame, spec: TableSpec) -> DataFrame:
-    """One row per spec.record_key: greatest precombine wins.
+    """One row per record key (its fields together): greatest precombine wins.
 
     Equal event times go to the later stream position (lakehouse_tables.rules, where the
     tie rule and its Python twin stream_position live, used by the ledger): the highest
@@ -49,4 +49,6 @@ def _dedupe_columns(spec: TableSpec, names: tuple[str, ...]) -> tuple[Column, Co
         F.col(columns.INGEST_SEQ).alias("seq"),
         F.col(columns.INGEST_SUBSEQ).alias("subseq"),
     )
-    return F.col(spec.record_key).alias("__key"), F.max_by(payload, ordering).alias(_WINNER)
+    keys = [F.col(name) for name in spec.record_keys]
+    key = keys[0] if len(keys) == 1 else F.struct(*keys)  # a key of several columns
+    return key.alias("__key"), F.max_by(payload, ordering).alias(_WINNER)

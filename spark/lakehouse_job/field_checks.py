@@ -155,11 +155,12 @@ class SpecColumns:
                     F.lit(rules.too_large_reason(spec.max_record_bytes)),
                 )
             )
-        key_missing = ~self._present(spec.record_key)
-        if spec.schema[spec.record_key] == "string":
-            # Hudi's key generators reject empty keys, failing the whole commit.
-            key_missing = key_missing | (self._value(spec.record_key) == "")
-        found.append((key_missing, F.lit(f"{rules.MISSING_KEY_REASON} {spec.record_key}")))
+        for key in spec.record_keys:  # each field of a key of several columns
+            key_missing = ~self._present(key)
+            if spec.schema[key] == "string":
+                # Hudi's key generators reject empty keys, failing the whole commit.
+                key_missing = key_missing | (self._value(key) == "")
+            found.append((key_missing, F.lit(f"{rules.MISSING_KEY_REASON} {key}")))
         for name in dict.fromkeys([spec.precombine, spec.partition_source]):
             found.append((~self._present(name), F.lit(f"{rules.MISSING_TIME_REASON} {name}")))
         for name, type_name in spec.schema.items():

@@ -160,8 +160,14 @@ def hudi_options(
         options.update(
             {
                 "hoodie.datasource.write.partitionpath.field": spec.partition_name,
+                # SimpleKeyGenerator takes one key field. ComplexKeyGenerator only for keys
+                # of several: with one field Hudi 0.14.1-1.0.x write it bare and later
+                # releases as field:value, so an upgrade duplicates every key (HUDI-9666);
+                # several fields are field:value in every release.
                 "hoodie.datasource.write.keygenerator.class": (
                     "org.apache.hudi.keygen.SimpleKeyGenerator"
+                    if len(spec.record_keys) == 1
+                    else "org.apache.hudi.keygen.ComplexKeyGenerator"
                 ),
                 "hoodie.datasource.write.hive_style_partitioning": "true",
             }
@@ -170,6 +176,8 @@ def hudi_options(
         options.update(
             {
                 "hoodie.datasource.write.partitionpath.field": "",
+                # A key of several fields is written in Hudi's complex form (field:value
+                # joined by commas) by this generator too, the same in every release.
                 "hoodie.datasource.write.keygenerator.class": (
                     "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
                 ),

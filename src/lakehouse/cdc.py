@@ -53,6 +53,160 @@ def offsets_file(settings: Settings) -> Path:
     return settings.data_dir / "cdc" / "offsets.dat"
 
 
+def state_dir(settings: Settings) -> Path:
+    """The CDC service's state: offsets, capture-state.json, snapshot keys, its last error."""
+    return offsets_file(settings).parent
+
+
+# Written by the CDC service (lakehouse.cdc.ResumeCheck) when its stored position cannot be
+# resumed; read by `up --cdc` and `status`.
+CAPTURE_ERROR: Final = "capture-error.json"
+# Which tables' rows were delivered (lakehouse.cdc.CaptureState).
+CAPTURE_STATE: Final = "capture-state.json"
+# What a reset moves aside: the engine's offsets and the service's records beside them.
+_RESET_MOVES: Final = (
+    "offsets.dat",
+    "snapshot-delivered",
+    "snapshot-keys-*",
+    "incremental-keys-*",
+    "lake-keys-*",
+    CAPTURE_STATE,
+    CAPTURE_ERROR,
+)
+
+
+def capture_error(settings: Settings) -> dict[str, Any] | None:
+    """The CDC service's last start-up refusal (database, slot, stored position, message)."""
+    path = state_dir(settings) / CAPTURE_ERROR
+    try:
+        return dict(json.loads(path.read_text()))
+    except (OSError, ValueError):
+        return None
+
+
+def capture_state(settings: Settings) -> dict[str, Any]:
+    """Which tables the lake has the rows of, and which wait for their snapshot."""
+    path = state_dir(settings) / CAPTURE_STATE
+    try:
+        return dict(json.loads(path.read_text()))
+    except (OSError, ValueError):
+        return {}
+
+
+def reset_plan(files: Iterable[str]) -> list[str]:
+    """The names among `files` (of the state dir) that a reset moves aside."""
+    from fnmatch import fnmatch
+
+    return sorted(name for name in files if any(fnmatch(name, p) for p in _RESET_MOVES))
+
+
+def reset(settings: Settings, progress: Progress = print, now: datetime | None = None) -> Path:
+    """Start the capture over, the CDC service stopped: its replication slot dropped (if the
+    server still has it), its state moved aside into before-reset-<time>/, and a record that
+    says the next start streams from a new slot at once and snapshots every table
+    incrementally. An incremental snapshot can delete the rows the lake holds and the
+    database no longer has (the service folds each table's stream first); an initial one
+    cannot. Returns the folder the old state went to."""
+    slot = settings["CDC_SLOT"]
+    database = settings["CDC_PG_DATABASE"]
+    where = f"{settings['CDC_PG_HOST']}:{settings['CDC_PG_PORT']}"
+    import psycopg
+
+    try:
+        with connect(settings) as conn:
+            row = conn.execute(
+                "SELECT active FROM pg_replication_slots WHERE slot_name = %s", (slot,)
+            ).fetchone()
+            if row is not None and row[0]:
+                raise CdcError(
+                    f"replication slot '{slot}' in database '{database}' on {where} is in use "
+                    "(a CDC service still runs against it): stop it first (`lakehouse down`)"
+                )
+            if row is not None:
+                conn.execute("SELECT pg_drop_replication_slot(%s)", (slot,))
+                progress(f"  dropped replication slot '{slot}' in database '{database}'")
+            signal = settings.env.get("CDC_SIGNAL_TABLE", "")
+            if signal:
+                found = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (signal,)).fetchone()
+                if not found or not found[0]:
+                    raise CdcError(
+                        f"the signal table {signal} (CDC_SIGNAL_TABLE) does not exist in "
+                        f"database '{database}' on {where}: a reset snapshots every table "
+                        "through it. Create it (services/cdc/cdc.env shows how) and run the "
+                        "reset again"
+                    )
+    except psycopg.OperationalError as error:
+        raise CdcError(
+            f"cannot reach database '{database}' on {where} to drop replication slot "
+            f"'{slot}': {error}".strip()
+        ) from None
+    state = state_dir(settings)
+    state.mkdir(parents=True, exist_ok=True)
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+    aside = state / f"before-reset-{stamp}"
+    aside.mkdir()
+    for name in reset_plan(p.name for p in state.iterdir() if p.is_file()):
+        (state / name).rename(aside / name)
+    (state / CAPTURE_STATE).write_text(
+        json.dumps({"initial_snapshot": False, "captured": [], "pending": {}}, indent=2) + "\n"
+    )
+    progress(f"  the old capture's state kept in {aside}")
+    return aside
+
+
+# Keys the lake's live views held at a reset, read by the CDC service (IncrementalKeys).
+LAKE_KEYS_PREFIX: Final = "lake-keys-"
+
+
+def lake_key_lines(keys: Iterable[str], rows: Iterable[Any]) -> list[str]:
+    """Rows of (key values..., position) as the CDC service reads them: the position, a tab,
+    the key as Debezium's JSON ({"order_id":5}), a line each."""
+    names = list(keys)
+    return [
+        f"{row[len(names)]}\t"
+        + json.dumps(dict(zip(names, row[: len(names)], strict=True)), separators=(",", ":"),
+                     ensure_ascii=False)
+        for row in rows
+    ]  # fmt: skip
+
+
+def write_lake_keys(
+    settings: Settings,
+    trino_cursor: Any,
+    database: str,
+    tables: Tables,
+    progress: Progress = print,
+) -> None:
+    """Each captured table's keys live in the lake (its live view in Trino) and their log
+    positions, written beside the offsets for the next start of the CDC service: a reset
+    deletes the rows the lake holds and the database no longer has, and the lake's stream
+    may have lost them (a local Kinesis engine keeps streams in memory only, a real one
+    trims them after its retention). A table whose view cannot be read is said and left to
+    its stream."""
+    captured = {t.strip() for t in settings["CDC_TABLES"].split(",")}
+    for spec in tables.values():
+        if spec.format != "debezium" or captured_table(spec) not in captured:
+            continue
+        table = captured_table(spec)
+        try:
+            trino_cursor.execute(
+                f"SELECT {', '.join(spec.record_keys)}, {spec.precombine} "
+                f"FROM hive.{database}.{spec.event_type}"
+            )
+            rows = trino_cursor.fetchall()
+        except Exception as error:  # whatever failed, the stream alone decides
+            progress(
+                f"  {table}: the lake's view {spec.event_type} cannot be read ({error}); rows "
+                "deleted meanwhile leave the lake only if its stream still holds them"
+            )
+            continue
+        lines = lake_key_lines(spec.record_keys, rows)
+        (state_dir(settings) / f"{LAKE_KEYS_PREFIX}{table}").write_text(
+            "".join(line + "\n" for line in lines)
+        )
+        progress(f"  {table}: {len(lines):,} rows live in the lake, kept for the reconciliation")
+
+
 def conninfo(settings: Settings, database: str | None = None) -> str:
     return (
         f"host={settings['CDC_PG_HOST']} port={settings['CDC_PG_PORT']} "
@@ -245,6 +399,26 @@ def differences(
     return found
 
 
+# Where keyed() puts the keys it found more than once.
+_DUPLICATES: Final = ("__duplicates__",)
+
+
+def keyed(rows: Iterable[Any], key_columns: int) -> dict[Any, tuple[Any, ...]]:
+    """Rows by their key: the first column's value, or a tuple of the first `key_columns`
+    for a key of several columns; the rest of the row is the value. A key found twice is
+    listed under _DUPLICATES (a live view must hold each key once)."""
+    found: dict[Any, tuple[Any, ...]] = {}
+    twice: list[Any] = []
+    for row in rows:
+        key = row[0] if key_columns == 1 else tuple(row[:key_columns])
+        if key in found:
+            twice.append(key)
+        found[key] = tuple(row[key_columns:])
+    if twice:
+        found[_DUPLICATES] = tuple(twice)
+    return found
+
+
 def verify(
     settings: Settings,
     trino_cursor: Any,
@@ -273,16 +447,16 @@ def verify(
                 raise CdcError(f"{spec.event_type}: PostgreSQL has no table {table}")
             columns = compared_columns(spec, pg_columns)
             select = ", ".join(columns)
-            pg_rows = {
-                row[0]: tuple(row)
-                for row in conn.execute(f"SELECT {spec.record_key}, {select} FROM {table}")
-            }
-            trino_cursor.execute(
-                f"SELECT {spec.record_key}, {select} FROM hive.{database}.{spec.event_type}"
+            keys = ", ".join(spec.record_keys)
+            pg_values = keyed(
+                conn.execute(f"SELECT {keys}, {select} FROM {table}"), len(spec.record_keys)
             )
-            lake_rows = {row[0]: tuple(row[1:]) for row in trino_cursor.fetchall()}
-            pg_values = {key: row[1:] for key, row in pg_rows.items()}
+            trino_cursor.execute(f"SELECT {keys}, {select} FROM hive.{database}.{spec.event_type}")
+            lake_rows = keyed(trino_cursor.fetchall(), len(spec.record_keys))
+            duplicates = len(lake_rows.pop(_DUPLICATES, ()))
             found = differences(spec, pg_values, lake_rows, columns)
+            if duplicates:
+                found.append(f"{spec.event_type}: {duplicates} keys live more than once")
             status = "equal" if not found else f"{len(found)}+ differences"
             say(
                 f"{table} -> {spec.event_type}: {len(pg_values):,} rows in PostgreSQL, "

@@ -94,6 +94,7 @@ class TableSpec:
     # the hash because a mapping proxy is unhashable; equality still compares it. Values
     # are parsed types; a primitive equals its name (schema["amount"] == "double").
     schema: Mapping[str, FieldType] = field(hash=False)
+    # The key's fields separated by commas (Hudi's recordkey.field); record_keys splits it.
     record_key: str
     precombine: str
     partition_name: str
@@ -108,6 +109,11 @@ class TableSpec:
     # event_type field; None: the entry is chosen by the record's event_type.
     stream: str | None = None
     format: RecordFormat = "json"
+
+    @property
+    def record_keys(self) -> tuple[str, ...]:
+        """The key's fields, in order: several for a primary key of several columns."""
+        return tuple(self.record_key.split(","))
 
     @property
     def event_time_fields(self) -> tuple[str, ...]:
@@ -265,12 +271,7 @@ def _spec(event_type: str, entry: object, defaults: Mapping[str, Any], where: st
 
     table = _identifier(entry["table"], f"{where}: table")
     schema = _schema(entry["schema"], where)
-    record_key = _field_ref(entry["record_key"], schema, "record_key", where)
-    if schema[record_key] not in _KEY_TYPES:
-        raise TablesConfigError(
-            f"{where}: record_key {record_key!r} has type {schema[record_key]}, "
-            "expected string or long"
-        )
+    record_key = ",".join(_record_key(entry["record_key"], schema, where))
     record_format, stream = _format_and_stream(entry, where)
     precombine = _field_ref(entry["precombine"], schema, "precombine", where)
     if record_format == "debezium":
@@ -392,6 +393,26 @@ def _partition(raw: object, schema: Mapping[str, FieldType], where: str) -> tupl
     source = _field_ref(raw["from"], schema, "partition_by.from", where)
     _require_timestamp(schema, source, "partition_by.from", where)
     return name, source
+
+
+def _record_key(value: object, schema: Mapping[str, FieldType], where: str) -> list[str]:
+    """The key's fields: one name, or several (a list, or names separated by commas) for a
+    table whose primary key has several columns, in the key's order."""
+    names = value if isinstance(value, list) else str(value).split(",") if value else []
+    fields = [
+        _field_ref(n.strip() if isinstance(n, str) else n, schema, "record_key", where)
+        for n in names
+    ]
+    if not fields:
+        raise TablesConfigError(f"{where}: record_key names no field")
+    if len(set(fields)) != len(fields):
+        raise TablesConfigError(f"{where}: record_key {value!r} names a field twice")
+    for name in fields:
+        if schema[name] not in _KEY_TYPES:
+            raise TablesConfigError(
+                f"{where}: record_key {name!r} has type {schema[name]}, expected string or long"
+            )
+    return fields
 
 
 def _field_ref(value: object, schema: Mapping[str, FieldType], what: str, where: str) -> str:

@@ -7,6 +7,7 @@ The rules themselves are listed in tables.yaml's header.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final
 
 # --- Ops (rule 10) ----------------------------------------------------------------------
@@ -127,6 +128,15 @@ REASON_KINDS: Final[tuple[tuple[str, str], ...]] = (
     (OUT_OF_RANGE_REASON, WRONG_TYPES),
     (INVALID_OP_REASON, INVALID_OP),
 )
+
+
+def key_text(fields: tuple[str, ...] | list[str], values: Mapping[str, object]) -> str:
+    """A row's record key as one string, the same for the ledger and the tables: a key of
+    one field is its value; a key of several is Hudi's complex form, field:value joined by
+    commas (what _hoodie_record_key holds for such a key)."""
+    if len(fields) == 1:
+        return str(values.get(fields[0]))
+    return ",".join(f"{name}:{values.get(name)}" for name in fields)
 
 
 def too_large_reason(max_record_bytes: int) -> str:

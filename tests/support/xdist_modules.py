@@ -51,6 +51,8 @@ EXPECTED_SECONDS: Final[dict[str, int]] = {
     "test_a_new_checkpoint_keeps_the_raw_copy_and_a_recreated_stream_fails_loudly": 70,
     "test_a_column_added_mid_stream_and_changes_refused_before_writing": 60,
     "test_postgres_changes_reach_the_lake_column_by_column": 60,
+    "test_tables_added_removed_and_added_back_then_a_lost_slot_reset": 80,
+    "test_a_database_replaced_by_another_cluster_is_started_over": 65,
     "test_a_latest_query_killed_before_any_record_reads_all_put_after_its_start": 35,
     "test_kpl_aggregates_plain_records_and_a_corrupt_aggregate_on_one_stream": 35,
     "test_a_killed_predecessors_lease_on_this_host_is_taken_at_once": 30,

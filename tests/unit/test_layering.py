@@ -115,6 +115,7 @@ LEFT_FOR_CDC = frozenset({("loadgen", "cdc")})
 AREA_OF_MODULE = {
     "lakehouse.cdc": "cdc",
     "lakehouse.cdc_workload": "cdc",
+    "lakehouse.cdc_declare": "cdc",
     "lakehouse.config": "core",  # kept for the CDC modules only: it re-exports core's
 }
 

@@ -1,7 +1,7 @@
 """`lakehouse up|down|status|...`: the sandbox's command line (the Makefile calls it).
 
-A thin layer: each command's module (stack, compose, job, pipeline, query, tables, aws,
-dev) parses its options and calls the package that does the work (lakehouse.local,
+A thin layer: each command's module (stack, compose, job, pipeline, cdc, query, tables,
+aws, dev) parses its options and calls the package that does the work (lakehouse.local,
 lakehouse.compose, lakehouse.aws, lakehouse.bench, lakehouse.inspect, loadgen); this one
 gathers them into one parser and turns the errors they raise into exit codes.
 """
@@ -15,7 +15,7 @@ from typing import Any
 
 from lakehouse.aws.policy import PolicyError
 from lakehouse.aws.submit import SubmitError
-from lakehouse.cli import aws, compose, dev, job, pipeline, query, stack, tables
+from lakehouse.cli import aws, cdc, compose, dev, job, pipeline, query, stack, tables
 from lakehouse.cli.common import Command, described
 from lakehouse.compose import ComposeError
 from lakehouse.core.bootstrap import BootstrapError
@@ -35,6 +35,7 @@ COMMANDS: dict[str, Command] = {
     **compose.COMMANDS,
     **job.COMMANDS,
     **pipeline.COMMANDS,
+    **cdc.COMMANDS,
     **query.COMMANDS,
     **tables.COMMANDS,
     **aws.COMMANDS,

@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import sys
 
+from lakehouse.cli.cdc import cdc_status_lines
 from lakehouse.cli.common import (
     Command,
     duration,
@@ -63,12 +64,17 @@ def status(settings: Settings, _: argparse.Namespace) -> int:
     say(stack.format_status_table(rows))
     total = sum(r.rss_mb or 0 for r in rows)
     say(f"\nTotal resident memory of running services: {total:.0f} MiB")
+    cdc_lines = cdc_status_lines(settings, rows)
+    if cdc_lines:
+        say("")
+        say("\n".join(cdc_lines))
     running_job = any(row.name == stack.JOB for row in rows)
     report = job_launcher.job_report(settings) if running_job else []
     if report:
         say("")
         say("\n".join(report))
-    return 0 if all(r.state == "running" for r in rows) else 3
+    stopped_capture = any(line.startswith("CDC capture stopped") for line in cdc_lines)
+    return 0 if all(r.state == "running" for r in rows) and not stopped_capture else 3
 
 
 def logs(settings: Settings, args: argparse.Namespace) -> int:

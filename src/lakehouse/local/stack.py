@@ -71,7 +71,20 @@ def up_cdc(settings: Settings, progress: Progress = print) -> None:
     if cdc.local_postgres(settings):
         supervisor.start(CDC_SERVICE_BUILDERS["postgres"](settings), progress)
         cdc.bootstrap(settings, progress)
-    supervisor.start(CDC_SERVICE_BUILDERS["cdc"](settings), progress)
+    start_cdc_service(settings, progress)
+
+
+def start_cdc_service(settings: Settings, progress: Progress = print) -> None:
+    """The CDC service started; a capture that cannot resume (its replication slot or stored
+    position gone) is said in words: what the service wrote, not its log's tail."""
+    started = time.time()
+    try:
+        supervisor_for(settings).start(CDC_SERVICE_BUILDERS["cdc"](settings), progress)
+    except ServiceError:
+        error = cdc.capture_error(settings)
+        if error is None or error.get("at_ms", 0) < (started - 5) * 1000:
+            raise
+        raise ServiceError(f"cdc: {error['message']}") from None
 
 
 def down(settings: Settings, progress: Progress = print) -> list[str]:

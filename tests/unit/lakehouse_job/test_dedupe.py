@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -132,3 +133,18 @@ def test_equal_event_times_in_one_aggregate_go_to_the_later_user_record(
     valid = split_batch(spark.createDataFrame(rows, KINESIS_SCHEMA), {"orders": spec}).valid
     (winner,) = dedupe(valid["orders"], spec).collect()
     assert winner["status"] == "second"
+
+
+def test_a_key_of_several_fields_keeps_one_row_per_combination(spark: SparkSession) -> None:
+    spec = replace(load_tables(TABLES_YAML)["orders"], record_key="order_id,customer_id")
+    rows = []
+    for seq, (customer, ts, amount) in enumerate(
+        [("a", "10:00", 1.0), ("b", "10:00", 2.0), ("a", "10:01", 3.0), ("b", "09:59", 4.0)]
+    ):
+        event = {"event_type": "orders", "order_id": "o-1", "customer_id": customer,
+                 "order_ts": f"2026-11-22T{ts}:00Z", "op": "u", "amount": amount}  # fmt: skip
+        rows.append((bytearray(json.dumps(event).encode()), "events", "pk", SHARD_0, str(seq),
+                     None, None, None))  # fmt: skip
+    valid = split_batch(spark.createDataFrame(rows, KINESIS_SCHEMA), {"orders": spec}).valid
+    winners = {r["customer_id"]: r["amount"] for r in dedupe(valid["orders"], spec).collect()}
+    assert winners == {"a": 3.0, "b": 2.0}

@@ -173,3 +173,21 @@ def test_the_users_hudi_settings_override_the_jobs_for_every_table() -> None:
         assert options[level] == "MEMORY_AND_DISK"
         assert options["hoodie.clean.max.commits"] == "3"
     assert level not in hudi_options(ORDERS, "COPY_ON_WRITE", SINK)
+
+
+def test_a_key_of_several_fields_and_its_key_generator() -> None:
+    lines = replace(ORDERS, record_key="order_id,customer_id")
+    options = hudi_options(lines, "MERGE_ON_READ", SINK)
+    assert options["hoodie.datasource.write.recordkey.field"] == "order_id,customer_id"
+    assert options["hoodie.datasource.write.keygenerator.class"].endswith(
+        "NonpartitionedKeyGenerator"
+    )
+    baseline = replace(SINK, profile="baseline")
+    assert hudi_options(lines, "COPY_ON_WRITE", baseline)[
+        "hoodie.datasource.write.keygenerator.class"
+    ].endswith(".ComplexKeyGenerator")
+    # One field keeps the simple generator: ComplexKeyGenerator's encoding of a single
+    # field changed between releases (HUDI-9666).
+    assert hudi_options(ORDERS, "COPY_ON_WRITE", baseline)[
+        "hoodie.datasource.write.keygenerator.class"
+    ].endswith(".SimpleKeyGenerator")

@@ -412,3 +412,30 @@ def test_same_named_decimals_of_one_type_are_fine() -> None:
     doc = yaml.safe_load(TABLES_YAML.read_text())
     doc["event_types"]["orders"]["schema"]["price"] = "decimal(10,2)"  # as items[].price
     assert parse_tables(yaml.safe_dump(doc))["orders"].schema["price"] == Decimal(10, 2)
+
+
+@pytest.mark.parametrize("declared", [["order_id", "customer_id"], "order_id, customer_id"])
+def test_a_key_of_several_fields_keeps_their_order(declared: object) -> None:
+    doc = copy.deepcopy(BASE)
+    _orders(doc)["schema"]["customer_id"] = "long"
+    _orders(doc)["record_key"] = declared
+    orders = parse_tables(yaml.safe_dump(doc), SOURCE)["orders"]
+    assert orders.record_keys == ("order_id", "customer_id")
+    assert orders.record_key == "order_id,customer_id"  # Hudi's recordkey.field
+    assert parse_tables(yaml.safe_dump(BASE), SOURCE)["orders"].record_keys == ("order_id",)
+
+
+@pytest.mark.parametrize(
+    ("declared", "message"),
+    [
+        (["order_id", "order_id"], "names a field twice"),
+        (["order_id", "amount"], "record_key 'amount' has type double"),
+        (["order_id", "nope"], "record_key 'nope' is not a field in schema"),
+        ([], "record_key names no field"),
+    ],
+)
+def test_a_key_of_several_fields_is_checked_field_by_field(declared: object, message: str) -> None:
+    doc = copy.deepcopy(BASE)
+    _orders(doc)["record_key"] = declared
+    with pytest.raises(TablesConfigError, match=re.escape(message)):
+        parse_tables(yaml.safe_dump(doc), SOURCE)

@@ -46,3 +46,8 @@ def test_every_kind_but_valid_has_a_reason() -> None:
         rules.WRONG_TYPES, rules.INVALID_OP, rules.CORRUPT_AGGREGATE, rules.NOT_DEBEZIUM,
         rules.TRUNCATE, rules.UNAVAILABLE_VALUE,
     }  # fmt: skip
+
+
+def test_a_record_key_is_its_value_or_hudis_complex_form() -> None:
+    assert rules.key_text(("order_id",), {"order_id": "o1"}) == "o1"
+    assert rules.key_text(("order_id", "line"), {"order_id": 7, "line": 2}) == "order_id:7,line:2"

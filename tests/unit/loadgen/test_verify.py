@@ -166,3 +166,24 @@ def test_a_ledger_speaks_for_its_own_generators_keys_only(tmp_path: Path, tables
     diffs = verify_tables(tables, str(tmp_path), FakeConn([mine, ghost]), "hudi", "default",
                           event_types=["orders"], out=io.StringIO())  # fmt: skip
     assert not diffs[0].ok and diffs[0].extra == 1
+
+
+def test_a_key_of_several_fields_tells_rows_apart(tables: Tables) -> None:
+    # Two rows of one order_id with other customer_ids: two keys, not a duplicate.
+    expected = {
+        "order_id:o1,customer_id:a": {
+            **exp_row("o1", 1.0, "2026-11-22T19:00:00.000Z"),
+            "customer_id": "a",
+        },
+        "order_id:o1,customer_id:b": {
+            **exp_row("o1", 2.0, "2026-11-22T19:00:00.000Z"),
+            "customer_id": "b",
+        },
+    }
+    actual = [
+        {**act_row("o1", 1.0, datetime(2026, 11, 22, 19)), "customer_id": "a"},
+        {**act_row("o1", 2.0, datetime(2026, 11, 22, 19)), "customer_id": "b"},
+        {**act_row("o1", 2.0, datetime(2026, 11, 22, 19)), "customer_id": "b"},
+    ]
+    d = diff_rows("t", "order_id,customer_id", types(tables), expected, actual)
+    assert (d.matched, d.missing, d.extra, d.duplicate_keys) == (2, 0, 0, 1)

@@ -25,7 +25,9 @@ import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
@@ -111,7 +113,28 @@ public final class CdcService {
     p.setProperty("errors.max.retries", "-1");
     // Events per batch handed to KinesisSink (Debezium's default 2048).
     p.setProperty("max.batch.size", env.getOrDefault("CDC_MAX_BATCH_SIZE", "2048"));
+    // Notifications come to KinesisSink in order with the change events: an incremental
+    // snapshot's "table scan completed" tells it that table's rows are all delivered.
+    p.setProperty("notification.enabled.channels", "sink");
+    p.setProperty("notification.sink.topic.name", KinesisSink.NOTIFICATION_TOPIC);
     return p;
+  }
+
+  /** The signal table Debezium reads execute-snapshot rows from (schema.table), or null. */
+  static String signalTable(Map<String, String> env) {
+    String table = env.getOrDefault("CDC_SIGNAL_TABLE", "").trim();
+    return table.isEmpty() ? null : table;
+  }
+
+  /** The captured tables (CDC_TABLES), as schema.table. */
+  static List<String> includedTables(Properties props) {
+    List<String> tables = new ArrayList<>();
+    for (String table : props.getProperty("table.include.list").split(",")) {
+      if (!table.isBlank()) {
+        tables.add(table.trim());
+      }
+    }
+    return tables;
   }
 
   static AmazonKinesis kinesis(Map<String, String> env) {
@@ -191,24 +214,156 @@ public final class CdcService {
     Properties props = engineProperties(env);
     Path offsets = Path.of(props.getProperty("offset.storage.file.filename"));
     Files.createDirectories(offsets.toAbsolutePath().getParent());
+    try {
+      run(env, props, offsets);
+    } catch (ResumeCheck.CannotResume error) {
+      // Said once, in words, without a stack trace: the user acts on it (cdc reset).
+      LOG.error(error.getMessage());
+      writeError(props, offsets, error);
+      System.exit(ResumeCheck.CannotResume.EXIT_CODE);
+    }
+  }
+
+  private static void writeError(Properties props, Path offsets, ResumeCheck.CannotResume error) {
+    try {
+      ResumeCheck.writeError(
+          offsets,
+          error,
+          props.getProperty("database.dbname"),
+          where(props),
+          props.getProperty("slot.name"),
+          ResumeCheck.storedLsn(offsets));
+    } catch (IOException e) {
+      LOG.warn("cannot write {} beside {}: {}", ResumeCheck.ERROR_FILE, offsets, e.toString());
+    }
+  }
+
+  static String where(Properties props) {
+    return props.getProperty("database.hostname") + ":" + props.getProperty("database.port");
+  }
+
+  private static void run(Map<String, String> env, Properties props, Path offsets)
+      throws Exception {
     AmazonKinesis kinesis = kinesis(env);
     Streams streams = new Streams(kinesis, Integer.parseInt(env.getOrDefault("CDC_STREAM_SHARDS", "2")));
     SnapshotMark mark = SnapshotMark.besideOffsets(offsets);
+    CaptureState capture = CaptureState.besideOffsets(offsets);
+    boolean hadOffsets = SnapshotMark.hasStoredOffsets(offsets);
+    if (hadOffsets) {
+      checkResumable(props, offsets);
+    } else if (!capture.initialSnapshot()) {
+      // After `lakehouse cdc reset`: stream from a new slot at once; every table comes by
+      // an incremental snapshot, which deletes the rows the lake holds and the database
+      // no longer has (an initial snapshot would leave them).
+      props.setProperty("snapshot.mode", "no_data");
+    }
     resumeFromSlotIfDelivered(props, mark, offsets);
+    String mode = props.getProperty("snapshot.mode");
+    boolean initialSnapshotRuns =
+        !hadOffsets && ("initial".equals(mode) || "when_needed".equals(mode) || "always".equals(mode));
+    List<String> include = includedTables(props);
+    if (!capture.existed() && !initialSnapshotRuns) {
+      LOG.info(
+          "no record of which tables' rows were delivered ({}): taking the captured tables {} "
+              + "as delivered (the stored offsets cover them)",
+          capture.file(),
+          include);
+      capture.assumeCaptured(include);
+    }
+    CaptureState.Plan plan = capture.plan(include, initialSnapshotRuns);
+    for (String table : plan.removed()) {
+      LOG.warn(
+          "{} is no longer captured (not in CDC_TABLES): its stream {} gets no more changes and "
+              + "the lake keeps its rows as they are. Added back, it is snapshotted again and "
+              + "the rows deleted meanwhile are deleted in the lake.",
+          table,
+          props.getProperty("topic.prefix") + "." + table);
+    }
+    String signalTable = signalTable(env);
+    if (!capture.pending().isEmpty()) {
+      checkSignalTable(props, signalTable);
+    }
+    if (signalTable != null && signalTableExists(props, signalTable)) {
+      props.setProperty("signal.data.collection", signalTable);
+      props.setProperty("signal.enabled.channels", "source");
+    }
+    IncrementalKeys incremental =
+        new IncrementalKeys(
+            offsets.toAbsolutePath().getParent(),
+            props.getProperty("topic.prefix"),
+            (stream, record) -> readStream(kinesis, stream, record));
+    for (String table : plan.added()) {
+      incremental.forget(table);
+    }
+    for (String table : plan.removed()) {
+      incremental.forget(table);
+    }
+    Long serverLsn = capture.pending().isEmpty() ? null : currentLsn(props);
+    long lakeNewest = Long.MIN_VALUE;
+    String newestTable = null;
+    for (String table : capture.pending()) {
+      LOG.info(
+          "{} has no snapshot in the lake (added to CDC_TABLES since, or the capture was "
+              + "reset): an incremental snapshot reads its existing rows while every table streams",
+          table);
+      long newest = incremental.begin(table);
+      if (newest > lakeNewest) {
+        lakeNewest = newest;
+        newestTable = table;
+      }
+    }
+    if (serverLsn != null && lakeNewest >= serverLsn + capture.lsnShift()) {
+      if (!hadOffsets && !capture.initialSnapshot()) {
+        // A reset onto a server behind the lake (a new cluster, a restore from a backup):
+        // the lake orders a row's changes by log position, so every position this server
+        // writes is shifted past the lake's newest, once, for the life of this capture.
+        long shift = lakeNewest - serverLsn + 1;
+        LOG.warn(
+            "the lake holds changes up to log position {} ({}), past database '{}' on {} (now "
+                + "at {}): another server answers at that address (a new cluster, or a restore). "
+                + "Every position it writes is shifted by {} (source.lsn_shift in each event) "
+                + "so that its rows replace the lake's.",
+            ResumeCheck.lsnText(lakeNewest),
+            newestTable,
+            props.getProperty("database.dbname"),
+            where(props),
+            ResumeCheck.lsnText(serverLsn),
+            shift);
+        capture.lsnShift(shift);
+      } else {
+        throw new ResumeCheck.CannotResume(
+            "server_behind_lake",
+            "cannot snapshot " + newestTable + " into the lake: its stream holds changes at log "
+                + "position " + ResumeCheck.lsnText(lakeNewest) + ", past database '"
+                + props.getProperty("database.dbname") + "' on " + where(props) + " (now at "
+                + ResumeCheck.lsnText(serverLsn + capture.lsnShift()) + "): another server "
+                + "answers at that address (a new cluster, or a restore). To start the capture "
+                + "over on it: `lakehouse cdc reset`.");
+      }
+    }
     KinesisSink sink =
         new KinesisSink(
-            kinesis,
-            streams::ensure,
-            Thread::sleep,
-            mark,
-            SnapshotKeys.besideOffsets(offsets, capturedStreams(props)),
-            KinesisSink.STOP_GRACE_MS);
+                kinesis,
+                streams::ensure,
+                Thread::sleep,
+                mark,
+                SnapshotKeys.besideOffsets(offsets, capturedStreams(props)),
+                KinesisSink.STOP_GRACE_MS)
+            .capture(
+                capture,
+                incremental,
+                initialSnapshotRuns ? include : List.of(),
+                signalTable == null ? null : props.getProperty("topic.prefix") + "." + signalTable,
+                ResumeCheck.storedLsn(offsets),
+                capture.lsnShift());
     // Every captured table's stream exists before the first change: a job started now
     // reads them all (a job's list of streams is fixed by its checkpoint).
     capturedStreams(props).forEach(streams::ensure);
+    ResumeCheck.clearError(offsets);
 
     AtomicReference<String> state = new AtomicReference<>("starting");
     AtomicReference<Throwable> failure = new AtomicReference<>();
+    java.util.concurrent.atomic.AtomicBoolean positionGone = new java.util.concurrent.atomic.AtomicBoolean();
     CountDownLatch done = new CountDownLatch(1);
     DebeziumEngine<ChangeEvent<String, String>> engine =
         DebeziumEngine.create(Json.class)
@@ -228,6 +383,9 @@ public final class CdcService {
                 })
             .using(
                 (success, message, error) -> {
+                  if (!success && ResumeCheck.positionGone(error, message)) {
+                    positionGone.set(true);
+                  }
                   if (!success) {
                     failure.set(error != null ? error : new IllegalStateException(message));
                     LOG.error("the Debezium engine stopped: {}", message, error);
@@ -240,7 +398,7 @@ public final class CdcService {
             .notifying(HaltInSnapshot.wrap(sink, env))
             .build();
 
-    HttpServer health = healthServer(env, state, sink, props.getProperty("topic.prefix"));
+    HttpServer health = healthServer(env, state, sink, props.getProperty("topic.prefix"), capture);
     ExecutorService executor = Executors.newSingleThreadExecutor();
     Runtime.getRuntime()
         .addShutdownHook(
@@ -257,11 +415,289 @@ public final class CdcService {
                 },
                 "cdc-shutdown"));
     executor.execute(engine);
+    Thread signaller =
+        new Thread(() -> sendSignals(props, capture, signalTable, state), "cdc-signals");
+    signaller.setDaemon(true);
+    signaller.start();
     done.await();
     executor.shutdown();
     health.stop(0);
+    if (positionGone.get()) {
+      // Debezium found it first (the slot went away while the service ran).
+      Long stored = ResumeCheck.storedLsn(offsets);
+      ResumeCheck.CannotResume error =
+          ResumeCheck.problem(
+              props.getProperty("database.dbname"),
+              where(props),
+              slot(props),
+              stored == null ? 0 : stored,
+              offsets);
+      throw error != null
+          ? error
+          : new ResumeCheck.CannotResume(
+              "position_gone",
+              "the CDC capture cannot resume: Debezium says the stored log position "
+                  + (stored == null ? "" : ResumeCheck.lsnText(stored) + " ")
+                  + "is no longer available from replication slot '"
+                  + props.getProperty("slot.name") + "' in database '"
+                  + props.getProperty("database.dbname") + "' on " + where(props) + ". To "
+                  + "start the capture over: `lakehouse cdc reset`.");
+    }
     if (failure.get() != null) {
       System.exit(1);
+    }
+  }
+
+  /** Refused, in words, when the stored position cannot be read from the server any more. */
+  static void checkResumable(Properties props, Path offsets)
+      throws IOException, ResumeCheck.CannotResume {
+    Long[] positions = ResumeCheck.storedPositions(offsets);
+    if (positions == null) {
+      return;
+    }
+    boolean processed = positions[0] != null;
+    long stored = processed ? positions[0] : positions[1];
+    ResumeCheck.Slot slot;
+    try {
+      slot = slot(props);
+    } catch (IllegalStateException unreachable) {
+      return; // Debezium retries the connection and says why it cannot connect
+    }
+    ResumeCheck.CannotResume problem =
+        ResumeCheck.problem(
+            props.getProperty("database.dbname"), where(props), slot, stored, processed, offsets);
+    if (problem != null) {
+      throw problem;
+    }
+  }
+
+  static Connection connect(Properties props) throws SQLException {
+    String url =
+        "jdbc:postgresql://" + where(props) + "/" + props.getProperty("database.dbname");
+    return DriverManager.getConnection(
+        url, props.getProperty("database.user"), props.getProperty("database.password"));
+  }
+
+  /** The replication slot as the server has it (a missing database counts as no slot). */
+  static ResumeCheck.Slot slot(Properties props) throws ResumeCheck.CannotResume {
+    String name = props.getProperty("slot.name");
+    try (Connection conn = connect(props);
+        PreparedStatement query =
+            conn.prepareStatement(
+                "SELECT restart_lsn - '0/0'::pg_lsn, database FROM pg_replication_slots "
+                    + "WHERE slot_name = ?")) {
+      query.setString(1, name);
+      try (ResultSet found = query.executeQuery()) {
+        if (!found.next()) {
+          return new ResumeCheck.Slot(name, false, null, null);
+        }
+        long restart = found.getLong(1);
+        return new ResumeCheck.Slot(name, true, found.wasNull() ? null : restart, found.getString(2));
+      }
+    } catch (SQLException e) {
+      if ("3D000".equals(e.getSQLState())) {
+        throw new ResumeCheck.CannotResume(
+            "database_missing",
+            "the CDC capture cannot resume: database '" + props.getProperty("database.dbname")
+                + "' does not exist on " + where(props) + " (" + e.getMessage() + "). Create "
+                + "it (or fix CDC_PG_DATABASE), then run `lakehouse cdc reset` to start the "
+                + "capture over with a new replication slot and snapshot.");
+      }
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** The server's current log position; null when it cannot be asked (Debezium says why). */
+  static Long currentLsn(Properties props) {
+    try (Connection conn = connect(props);
+        PreparedStatement query = conn.prepareStatement("SELECT pg_current_wal_lsn() - '0/0'::pg_lsn");
+        ResultSet found = query.executeQuery()) {
+      return found.next() ? found.getLong(1) : null;
+    } catch (SQLException e) {
+      return null;
+    }
+  }
+
+  static boolean signalTableExists(Properties props, String table) {
+    try (Connection conn = connect(props);
+        PreparedStatement query = conn.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
+      query.setString(1, table);
+      try (ResultSet found = query.executeQuery()) {
+        return found.next() && found.getBoolean(1);
+      }
+    } catch (SQLException e) {
+      return false;
+    }
+  }
+
+  /**
+   * A table added to the capture needs the signal table (Debezium reads the execute-snapshot
+   * row from the log, and writes its snapshot windows into it): refused, saying what to
+   * create, when it is not set, missing, or not writable by the capture's user.
+   */
+  static void checkSignalTable(Properties props, String table) throws ResumeCheck.CannotResume {
+    String create =
+        "CREATE TABLE " + (table == null ? "public.debezium_signal" : table)
+            + " (id varchar(64) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048)); "
+            + "GRANT SELECT, INSERT, UPDATE, DELETE ON it TO " + props.getProperty("database.user")
+            + "; and, if you made the publication '" + props.getProperty("publication.name")
+            + "' yourself, ALTER PUBLICATION ... ADD TABLE it";
+    if (table == null) {
+      throw new ResumeCheck.CannotResume(
+          "signal_table_unset",
+          "tables were added to CDC_TABLES but CDC_SIGNAL_TABLE is not set: their existing rows "
+              + "are read by an incremental snapshot, which Debezium is asked for through a "
+              + "signal table. Set CDC_SIGNAL_TABLE (services/cdc/cdc.env) and create it: " + create);
+    }
+    String problem = null;
+    try (Connection conn = connect(props);
+        PreparedStatement query =
+            conn.prepareStatement(
+                "SELECT to_regclass(?) IS NOT NULL, "
+                    + "CASE WHEN to_regclass(?) IS NULL THEN false "
+                    + "ELSE has_table_privilege(to_regclass(?), 'INSERT') END")) {
+      query.setString(1, table);
+      query.setString(2, table);
+      query.setString(3, table);
+      try (ResultSet found = query.executeQuery()) {
+        found.next();
+        if (!found.getBoolean(1)) {
+          problem = "does not exist";
+        } else if (!found.getBoolean(2)) {
+          problem = "is not writable by user '" + props.getProperty("database.user") + "'";
+        }
+      }
+    } catch (SQLException e) {
+      return; // the database cannot be asked: Debezium says why
+    }
+    if (problem != null) {
+      throw new ResumeCheck.CannotResume(
+          "signal_table_missing",
+          "tables were added to CDC_TABLES, whose existing rows are read by an incremental "
+              + "snapshot that Debezium is asked for through the signal table " + table
+              + " (CDC_SIGNAL_TABLE), which " + problem + " in database '"
+              + props.getProperty("database.dbname") + "' on " + where(props) + ". With "
+              + "CDC_POSTGRES=local the stack creates it; on your own database: " + create);
+    }
+  }
+
+  /**
+   * Once the connector streams, an execute-snapshot signal for the tables waiting for their
+   * rows (inserted into the signal table, read by Debezium from the log in order with the
+   * changes), then recorded as sent. Retried until it goes through or the service stops.
+   */
+  static void sendSignals(
+      Properties props, CaptureState capture, String signalTable, AtomicReference<String> state) {
+    if (signalTable == null) {
+      return;
+    }
+    long backoff = 1_000;
+    while (!"stopped".equals(state.get())) {
+      List<String> tables = capture.unsignalled();
+      if (tables.isEmpty()) {
+        return;
+      }
+      try {
+        if (streaming(props.getProperty("topic.prefix"))) {
+          String id = java.util.UUID.randomUUID().toString();
+          String data =
+              "{\"data-collections\": ["
+                  + String.join(", ", tables.stream().map(t -> "\"" + t + "\"").toList())
+                  + "], \"type\": \"incremental\"}";
+          try (Connection conn = connect(props);
+              PreparedStatement insert =
+                  conn.prepareStatement(
+                      "INSERT INTO " + signalTable + " (id, type, data) VALUES (?, 'execute-snapshot', ?)")) {
+            insert.setString(1, id);
+            insert.setString(2, data);
+            insert.executeUpdate();
+          }
+          capture.signalled(tables, id);
+          LOG.info("asked Debezium for an incremental snapshot of {} (signal {})", tables, id);
+          continue;
+        }
+        Thread.sleep(500);
+      } catch (InterruptedException e) {
+        return;
+      } catch (SQLException | IOException e) {
+        LOG.warn(
+            "cannot send the execute-snapshot signal for {} through {}: {}; retrying in {} ms",
+            tables,
+            signalTable,
+            e.toString(),
+            backoff);
+        try {
+          Thread.sleep(backoff);
+        } catch (InterruptedException stop) {
+          return;
+        }
+        backoff = Math.min(backoff * 2, 30_000);
+      }
+    }
+  }
+
+  /** Every record of a stream from its trim horizon, shard by shard (parents first). */
+  static void readStream(
+      AmazonKinesis kinesis, String stream, java.util.function.BiConsumer<String, String> record)
+      throws IOException {
+    List<com.amazonaws.services.kinesis.model.Shard> shards = new ArrayList<>();
+    try {
+      String token = null;
+      do {
+        com.amazonaws.services.kinesis.model.ListShardsRequest request =
+            new com.amazonaws.services.kinesis.model.ListShardsRequest();
+        if (token == null) {
+          request.setStreamName(stream);
+        } else {
+          request.setNextToken(token);
+        }
+        com.amazonaws.services.kinesis.model.ListShardsResult listed = kinesis.listShards(request);
+        shards.addAll(listed.getShards());
+        token = listed.getNextToken();
+      } while (token != null);
+    } catch (ResourceNotFoundException none) {
+      return; // a table never captured before: nothing in the lake to reconcile
+    }
+    for (com.amazonaws.services.kinesis.model.Shard shard : shards) {
+      String iterator =
+          kinesis
+              .getShardIterator(stream, shard.getShardId(), "TRIM_HORIZON")
+              .getShardIterator();
+      int emptyBehind = 0;
+      while (iterator != null) {
+        com.amazonaws.services.kinesis.model.GetRecordsResult page;
+        try {
+          page =
+              kinesis.getRecords(
+                  new com.amazonaws.services.kinesis.model.GetRecordsRequest()
+                      .withShardIterator(iterator)
+                      .withLimit(10_000));
+        } catch (com.amazonaws.services.kinesis.model.ProvisionedThroughputExceededException slow) {
+          try {
+            Thread.sleep(1_000);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while reading stream " + stream, e);
+          }
+          continue;
+        }
+        for (com.amazonaws.services.kinesis.model.Record r : page.getRecords()) {
+          record.accept(r.getPartitionKey(), StandardCharsets.UTF_8.decode(r.getData()).toString());
+        }
+        Long behind = page.getMillisBehindLatest();
+        if (page.getRecords().isEmpty() && (behind == null || behind == 0)) {
+          break;
+        }
+        // Empty pages while behind: Kinesis walking past a gap; bounded, never cut short.
+        emptyBehind = page.getRecords().isEmpty() ? emptyBehind + 1 : 0;
+        if (emptyBehind > 1_000) {
+          throw new IOException(
+              "stream " + stream + " shard " + shard.getShardId() + " kept answering empty "
+                  + "pages " + behind + " ms behind its tip: its keys cannot be read to the "
+                  + "end, so the rows it holds that the database no longer has are unknown");
+        }
+        iterator = page.getNextShardIterator();
+      }
     }
   }
 
@@ -273,7 +709,7 @@ public final class CdcService {
    * which is said (the new snapshot has no delete for a row the cut one delivered).
    */
   static void resumeFromSlotIfDelivered(Properties props, SnapshotMark mark, Path offsets)
-      throws IOException, SQLException {
+      throws IOException, SQLException, ResumeCheck.CannotResume {
     String mode = props.getProperty("snapshot.mode");
     if (SnapshotMark.hasStoredOffsets(offsets)
         || !("initial".equals(mode) || "when_needed".equals(mode))) {
@@ -291,11 +727,13 @@ public final class CdcService {
       return;
     }
     if (!slotExists(props, slot)) {
-      throw new IllegalStateException(
-          "the CDC service delivered changes before (" + mark.file() + ") but stored no offset, "
-              + "and replication slot '" + slot + "' is gone: the changes made since cannot be "
-              + "replayed. To start over, delete " + mark.file().getParent() + " and the "
-              + "job's CDC tables, then start the service (it snapshots again).");
+      throw new ResumeCheck.CannotResume(
+          "slot_missing",
+          "the CDC capture cannot resume: it delivered changes before (" + mark.file() + ") but "
+              + "stored no offset, and replication slot '" + slot + "' does not exist in "
+              + "database '" + props.getProperty("database.dbname") + "' on " + where(props)
+              + ": the changes made since cannot be replayed. To start the capture over: "
+              + "`lakehouse cdc reset`.");
     }
     LOG.warn(
         "changes were delivered before but no offset is stored (a stop or crash during the "
@@ -347,7 +785,11 @@ public final class CdcService {
   }
 
   static HttpServer healthServer(
-      Map<String, String> env, AtomicReference<String> state, KinesisSink sink, String topicPrefix)
+      Map<String, String> env,
+      AtomicReference<String> state,
+      KinesisSink sink,
+      String topicPrefix,
+      CaptureState capture)
       throws IOException {
     int port = Integer.parseInt(env(env, "CDC_HEALTH_PORT"));
     HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 0);
@@ -355,11 +797,25 @@ public final class CdcService {
         "/health",
         exchange -> {
           String current = state.get();
+          String pending =
+              String.join(",", capture.pending().stream().map(t -> "\"" + t + "\"").toList());
+          String failed =
+              String.join(
+                  ",",
+                  capture.failed().entrySet().stream()
+                      .map(e -> "\"" + e.getKey() + "\":\"" + e.getValue() + "\"")
+                      .toList());
           String body =
               String.format(
                   "{\"state\":\"%s\",\"streaming\":%b,\"events_written\":%d,"
-                      + "\"last_batch_ms\":%d}",
-                  current, streaming(topicPrefix), sink.written(), sink.lastBatchMillis());
+                      + "\"last_batch_ms\":%d,\"snapshots_pending\":[%s],"
+                      + "\"snapshots_failed\":{%s}}",
+                  current,
+                  streaming(topicPrefix),
+                  sink.written(),
+                  sink.lastBatchMillis(),
+                  pending,
+                  failed);
           byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
           exchange.getResponseHeaders().add("Content-Type", "application/json");
           exchange.sendResponseHeaders("running".equals(current) ? 200 : 503, bytes.length);

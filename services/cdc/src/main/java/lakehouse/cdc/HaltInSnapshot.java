@@ -42,7 +42,9 @@ final class HaltInSnapshot implements DebeziumEngine.ChangeConsumer<ChangeEvent<
       List<ChangeEvent<String, String>> records,
       DebeziumEngine.RecordCommitter<ChangeEvent<String, String>> committer)
       throws InterruptedException {
-    boolean snapshot = !records.isEmpty() && EventSource.of(records.get(0).value()).fromSnapshot();
+    // A batch may begin with a notification of Debezium's (the snapshot's "started").
+    boolean snapshot =
+        records.stream().anyMatch(record -> EventSource.of(record.value()).fromSnapshot());
     if (!snapshot || ++snapshotBatches < haltAt) {
       sink.handleBatch(records, committer);
       return;

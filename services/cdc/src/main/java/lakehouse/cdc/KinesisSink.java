@@ -42,9 +42,17 @@ import org.slf4j.LoggerFactory;
  */
 public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEvent<String, String>> {
   private static final Logger LOG = LoggerFactory.getLogger(KinesisSink.class);
+  private static final com.fasterxml.jackson.databind.ObjectMapper JSON =
+      new com.fasterxml.jackson.databind.ObjectMapper();
   // Kinesis limits: 500 records and 5 MiB per PutRecords call, 256 characters of partition key.
   /** Debezium's heartbeat records go to topics named with this prefix; none is written. */
   static final String HEARTBEAT_PREFIX = "__debezium-heartbeat";
+  /**
+   * Debezium's notifications (notification.enabled.channels=sink) come to the sink as
+   * records of this topic, in order with the change events; none is written. An
+   * incremental snapshot's "table scan completed" is one: every row of the scan is before it.
+   */
+  static final String NOTIFICATION_TOPIC = "__debezium-notification";
 
   static final int MAX_RECORDS_PER_CALL = 500;
   static final int MAX_BYTES_PER_CALL = 5 * 1024 * 1024;
@@ -58,6 +66,13 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
   private final SnapshotMark mark;
   private final SnapshotKeys keys;
   private final long stopGraceMs;
+  // The tables' bookkeeping (CaptureState, IncrementalKeys); null in tests that need none.
+  private CaptureState state;
+  private IncrementalKeys incremental;
+  private List<String> initialTables = List.of();
+  private String signalStream;
+  private long newestLsn = Long.MIN_VALUE;
+  private long lsnShift;
   // Read and written by the engine's thread only.
   private boolean snapshotDone;
   private final AtomicLong written = new AtomicLong();
@@ -84,6 +99,29 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
     this.stopGraceMs = stopGraceMs;
   }
 
+  /**
+   * The tables' record: `initialTables` are those this start's initial snapshot reads
+   * (recorded once it is delivered), the signal table's stream is never written.
+   */
+  KinesisSink capture(
+      CaptureState state,
+      IncrementalKeys incremental,
+      List<String> initialTables,
+      String signalStream,
+      Long resumedFrom,
+      long lsnShift) {
+    this.lsnShift = lsnShift;
+    if (resumedFrom != null) {
+      // The stored position (shifted as events are): every event after it is past it.
+      newestLsn = resumedFrom + lsnShift;
+    }
+    this.state = state;
+    this.incremental = incremental;
+    this.initialTables = List.copyOf(initialTables);
+    this.signalStream = signalStream;
+    return this;
+  }
+
   public long written() {
     return written.get();
   }
@@ -98,10 +136,12 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
       DebeziumEngine.RecordCommitter<ChangeEvent<String, String>> committer)
       throws InterruptedException {
     Stop stop = new Stop(stopGraceMs);
+    // The engine is told of its own events (below); what is put may be shifted copies.
+    List<ChangeEvent<String, String>> events = lsnShift == 0 ? records : shifted(records);
     if (snapshotDone) {
-      put(records, stop);
+      putStreamed(events, stop);
     } else {
-      deliverSnapshot(records, stop);
+      deliverSnapshot(events, stop);
     }
     for (ChangeEvent<String, String> record : records) {
       committer.markProcessed(record);
@@ -125,6 +165,12 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
     int end = records.size();
     boolean complete = false;
     for (int i = 0; i < records.size() && !complete; i++) {
+      if (isNotification(records.get(i))) {
+        // Debezium's notifications (the initial snapshot's own "started", ...) come in
+        // order with the snapshot's events: neither a row nor the end of the snapshot.
+        sources.add(EventSource.of(null));
+        continue;
+      }
       EventSource source = EventSource.of(records.get(i).value());
       if (!source.fromSnapshot()) {
         end = i;
@@ -147,13 +193,204 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
       put(keys.deletesForVanishedRows(), stop);
       mark.set();
       keys.forgetEarlier();
+      if (state != null) {
+        state.initialSnapshotDelivered(initialTables);
+      }
     } catch (IOException e) {
       throw new IllegalStateException(
           "cannot write the snapshot's state beside " + mark.file() + " (check the CDC state "
               + "directory's disk): " + e, e);
     }
     snapshotDone = true;
-    put(records.subList(end, records.size()), stop);
+    putStreamed(records.subList(end, records.size()), stop);
+  }
+
+  /**
+   * Streamed records (incremental snapshots' reads among them) put. The keys of those of a
+   * table being snapshotted are recorded first; a notification that a table's scan is
+   * complete then puts the deletes of the rows it no longer has and records the table.
+   */
+  private void putStreamed(List<ChangeEvent<String, String>> records, Stop stop)
+      throws InterruptedException {
+    List<String> completed = new ArrayList<>();
+    List<ChangeEvent<String, String>> positioned = new ArrayList<>(records.size());
+    for (ChangeEvent<String, String> record : records) {
+      if (isNotification(record)) {
+        ScanEnd end = state == null ? null : scanEnd(record.value());
+        if (end != null && state.isPending(end.table())) {
+          if (end.succeeded()) {
+            completed.add(end.table());
+          } else {
+            failed(end);
+          }
+        }
+        positioned.add(record);
+      } else {
+        positioned.add(positioned(record));
+      }
+    }
+    if (incremental == null) {
+      put(positioned, stop);
+      return;
+    }
+    records = positioned;
+    try {
+      incremental.record(records);
+      put(records, stop);
+      for (String table : completed) {
+        long tsMs = System.currentTimeMillis();
+        put(incremental.deletesForVanishedRows(table, newestLsn, tsMs), stop);
+        state.delivered(table);
+        incremental.done(table);
+        LOG.info("{}: its existing rows are delivered; streaming its changes", table);
+      }
+    } catch (IOException e) {
+      throw new IllegalStateException(
+          "cannot write the capture's state beside " + mark.file() + " (check the CDC state "
+              + "directory's disk): " + e, e);
+    }
+  }
+
+  /**
+   * The events with lsnShift added to their log positions (source.lsn_shift says by how
+   * much): a capture started over on a server whose positions are behind the lake's would
+   * otherwise have every change lose to the lake's older ones. Events without a position
+   * are left as they are (positioned() dates incremental reads from shifted ones).
+   */
+  List<ChangeEvent<String, String>> shifted(List<ChangeEvent<String, String>> records) {
+    List<ChangeEvent<String, String>> out = new ArrayList<>(records.size());
+    for (ChangeEvent<String, String> record : records) {
+      Long lsn = EventSource.of(record.value()).lsn();
+      out.add(
+          lsn == null
+              ? record
+              : withSource(record, source -> source.put("lsn", lsn + lsnShift).put("lsn_shift", lsnShift)));
+    }
+    return out;
+  }
+
+  /** A copy of the event whose source block `edit` changed; the event itself if it has none. */
+  static ChangeEvent<String, String> withSource(
+      ChangeEvent<String, String> record,
+      java.util.function.Consumer<com.fasterxml.jackson.databind.node.ObjectNode> edit) {
+    try {
+      com.fasterxml.jackson.databind.node.ObjectNode event =
+          (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(record.value());
+      com.fasterxml.jackson.databind.JsonNode payload =
+          event.path("payload").isObject() ? event.path("payload") : event;
+      edit.accept((com.fasterxml.jackson.databind.node.ObjectNode) payload.path("source"));
+      String value = JSON.writeValueAsString(event);
+      return new ChangeEvent<>() {
+        public String key() {
+          return record.key();
+        }
+
+        public String value() {
+          return value;
+        }
+
+        public String destination() {
+          return record.destination();
+        }
+
+        public Integer partition() {
+          return record.partition();
+        }
+      };
+    } catch (IOException | ClassCastException e) {
+      return record;
+    }
+  }
+
+  /**
+   * The event with a log position the job can order it by. Debezium's PostgreSQL connector
+   * dates an incremental snapshot's reads with no source.lsn (the job would quarantine
+   * them): they get the newest position read before them, which is past every change the
+   * read row reflects (a change committed during the chunk's window drops the row from
+   * it) and before any later change. Every other event moves that position on.
+   */
+  ChangeEvent<String, String> positioned(ChangeEvent<String, String> record) {
+    EventSource source = EventSource.of(record.value());
+    boolean incrementalRead = "incremental".equals(source.snapshot());
+    if (!incrementalRead) {
+      if (source.lsn() != null) {
+        newestLsn = Math.max(newestLsn, source.lsn());
+      }
+      return record;
+    }
+    if (source.lsn() != null && source.lsn() >= newestLsn) {
+      newestLsn = source.lsn();
+      return record;
+    }
+    if (newestLsn == Long.MIN_VALUE) {
+      return record; // nothing read yet, nor stored: left to the job's quarantine
+    }
+    long at = newestLsn;
+    return withSource(record, block -> block.put("lsn", at));
+  }
+
+  static boolean isNotification(ChangeEvent<String, String> record) {
+    return record.destination() != null && record.destination().startsWith(NOTIFICATION_TOPIC);
+  }
+
+  /** How a table's incremental snapshot scan ended, by Debezium's notification. */
+  record ScanEnd(String table, String status) {
+    /** SUCCEEDED, or EMPTY (a table without rows): every row it has was read. */
+    boolean succeeded() {
+      return "SUCCEEDED".equals(status) || "EMPTY".equals(status);
+    }
+  }
+
+  /** A scan that did not read the table (no primary key, an SQL error, ...): said, kept. */
+  private void failed(ScanEnd end) {
+    LOG.error(
+        "{}: Debezium's incremental snapshot ended with status {}: its existing rows are not "
+            + "all in the lake. A table needs a primary key to be snapshotted; fix the cause, "
+            + "then restart the CDC service, which asks for the snapshot again",
+        end.table(),
+        end.status());
+    try {
+      state.failed(end.table(), end.status());
+    } catch (IOException e) {
+      throw new IllegalStateException(
+          "cannot write the capture's state beside " + mark.file() + ": " + e, e);
+    }
+  }
+
+  /** The table ({@code schema.table}) whose scan completed successfully, else null. */
+  static String scanCompleted(String value) {
+    ScanEnd end = scanEnd(value);
+    return end != null && end.succeeded() ? end.table() : null;
+  }
+
+  /**
+   * The end of a table's incremental snapshot scan, from Debezium's TABLE_SCAN_COMPLETED
+   * notification (the table in scanned_collection, with the database in front or not), or
+   * null for any other record.
+   */
+  static ScanEnd scanEnd(String value) {
+    if (value == null) {
+      return null;
+    }
+    try {
+      com.fasterxml.jackson.databind.JsonNode event = JSON.readTree(value);
+      com.fasterxml.jackson.databind.JsonNode payload =
+          event.path("payload").isObject() ? event.path("payload") : event;
+      if (!"Incremental Snapshot".equals(payload.path("aggregate_type").asText())
+          || !"TABLE_SCAN_COMPLETED".equals(payload.path("type").asText())) {
+        return null;
+      }
+      com.fasterxml.jackson.databind.JsonNode data = payload.path("additional_data");
+      String scanned = data.path("scanned_collection").asText(data.path("data_collections").asText(""));
+      String[] parts = scanned.split("\\.");
+      if (parts.length < 2) {
+        return null;
+      }
+      return new ScanEnd(
+          parts[parts.length - 2] + "." + parts[parts.length - 1], data.path("status").asText(""));
+    } catch (IOException notJson) {
+      return null;
+    }
   }
 
   /** The records' change events put to their streams, in arrival order per stream. */
@@ -163,7 +400,9 @@ public final class KinesisSink implements DebeziumEngine.ChangeConsumer<ChangeEv
       if (record.value() == null) {
         continue; // a tombstone (tombstones.on.delete=false makes none): nothing to put
       }
-      if (record.destination().startsWith(HEARTBEAT_PREFIX)) {
+      if (record.destination().startsWith(HEARTBEAT_PREFIX)
+          || record.destination().startsWith(NOTIFICATION_TOPIC)
+          || record.destination().equals(signalStream)) {
         continue; // only moves the offsets on, which markProcessed does
       }
       byStream

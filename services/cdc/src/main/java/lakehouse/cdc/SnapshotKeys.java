@@ -92,7 +92,7 @@ final class SnapshotKeys {
         lsn = source.lsn();
         tsMs = source.tsMs() != null ? source.tsMs() : System.currentTimeMillis();
       }
-      if (event.key() != null && event.value() != null) {
+      if (event.key() != null && event.value() != null && source.fromSnapshot()) {
         // JSON text escapes tabs and line ends: a line is one key.
         lines.append(event.destination()).append('\t').append(event.key()).append('\n');
         recorded++;
@@ -153,6 +153,17 @@ final class SnapshotKeys {
   }
 
   private ChangeEvent<String, String> delete(String destination, String key) throws IOException {
+    return deleteEvent(
+        destination, key, lsn, tsMs, "delivered by a cut snapshot, absent from the complete one at this lsn");
+  }
+
+  /**
+   * A delete event in Debezium's JSON for a row the lake holds and the database no longer
+   * has: the key's columns as {@code before}, dated at {@code lsn} (what the job orders a
+   * key's changes by), {@code reason} in its source block for whoever reads the stream.
+   */
+  static ChangeEvent<String, String> deleteEvent(
+      String destination, String key, long lsn, long tsMs, String reason) throws IOException {
     JsonNode keyNode = JSON.readTree(key);
     JsonNode payload = keyNode.path("payload");
     ObjectNode event = JSON.createObjectNode();
@@ -163,7 +174,7 @@ final class SnapshotKeys {
     source.put("snapshot", "false");
     source.put("lsn", lsn);
     source.put("ts_ms", tsMs);
-    source.put("reason", "delivered by a cut snapshot, absent from the complete one at this lsn");
+    source.put("reason", reason);
     event.put("op", "d");
     event.put("ts_ms", System.currentTimeMillis());
     String value = JSON.writeValueAsString(event);

@@ -320,4 +320,135 @@ class KinesisSinkTest {
         List.of("snapshot-keys-3"),
         Files.list(dir).map(p -> p.getFileName().toString()).filter(n -> n.startsWith("snapshot-keys")).toList());
   }
+
+  static ChangeEvent<String, String> record(String destination, String key, String value) {
+    return new ChangeEvent<>() {
+      public String key() { return key; }
+      public String value() { return value; }
+      public String destination() { return destination; }
+      public Integer partition() { return null; }
+    };
+  }
+
+  static String scanCompleted(String collection, String status) {
+    return "{\"id\":\"n1\",\"aggregate_type\":\"Incremental Snapshot\",\"type\":\"TABLE_SCAN_COMPLETED\","
+        + "\"additional_data\":{\"connector_name\":\"p\",\"data_collections\":\"" + collection
+        + "\",\"scanned_collection\":\"" + collection + "\",\"total_rows_scanned\":\"1\","
+        + "\"status\":\"" + status + "\"},\"timestamp\":1}";
+  }
+
+  @Test
+  void notificationsNameTheTableWhoseScanCompleted() {
+    assertEquals("public.orders", KinesisSink.scanCompleted(scanCompleted("lakehouse.public.orders", "SUCCEEDED")));
+    assertEquals("public.orders", KinesisSink.scanCompleted(scanCompleted("public.orders", "EMPTY")));
+    assertEquals(null, KinesisSink.scanCompleted(scanCompleted("public.orders", "NO_PRIMARY_KEY")));
+    assertEquals(null, KinesisSink.scanCompleted("{\"aggregate_type\":\"Initial Snapshot\",\"type\":\"COMPLETED\"}"));
+    assertEquals(null, KinesisSink.scanCompleted(null));
+  }
+
+  @Test
+  void aCompletedIncrementalSnapshotDeletesTheVanishedRowsThenRecordsTheTable() throws Exception {
+    SnapshotMark mark = new SnapshotMark(dir.resolve("mark"));
+    CaptureState state = CaptureState.besideOffsets(dir.resolve("offsets.dat"));
+    state.assumeCaptured(List.of("public.customers"));
+    state.plan(List.of("public.customers", "public.orders"), false);
+    // The lake holds orders 7 and 8 from an earlier capture; the database has only 7.
+    IncrementalKeys incremental =
+        new IncrementalKeys(
+            dir,
+            "p",
+            (stream, put) -> {
+              if (stream.equals("p.public.orders")) {
+                put.accept("{\"id\":7}", "{\"op\":\"c\",\"after\":{\"id\":7},\"source\":{\"lsn\":5}}");
+                put.accept("{\"id\":8}", "{\"op\":\"c\",\"after\":{\"id\":8},\"source\":{\"lsn\":6}}");
+              }
+            });
+    incremental.begin("public.orders");
+    KinesisSink sink =
+        sink(mark, request -> null, 10_000)
+            .capture(state, incremental, List.of(), "p.public.debezium_signal", null, 0);
+    Committer committer = new Committer();
+
+    sink.handleBatch(
+        List.of(
+            event("p.public.customers", "1", "false", 40),
+            record("p.public.debezium_signal", "{\"id\":\"s\"}", "{\"op\":\"c\",\"source\":{\"lsn\":41}}"),
+            event("p.public.orders", "7", "incremental", 42),
+            record(KinesisSink.NOTIFICATION_TOPIC, "{\"id\":\"n1\"}", scanCompleted("lakehouse.public.orders", "SUCCEEDED"))),
+        committer);
+
+    assertEquals(
+        List.of("p.public.customers", "p.public.orders", "p.public.orders"),
+        puts.stream().map(Put::stream).toList(),
+        "neither the signal table's changes nor the notification are put");
+    assertEquals(List.of("p.public.orders {\"id\":8} 42"), deletesPut());
+    assertEquals(4, committer.processed.size());
+    assertEquals(Set.of("public.customers", "public.orders"), state.captured());
+    assertEquals(List.of(), CaptureState.besideOffsets(dir.resolve("offsets.dat")).pending());
+    assertFalse(incremental.anyTracked());
+  }
+
+  @Test
+  void anIncrementalReadWithoutAPositionGetsTheNewestOneReadBeforeIt() throws Exception {
+    SnapshotMark mark = new SnapshotMark(dir.resolve("mark"));
+    KinesisSink sink = sink(mark, request -> null, 10_000);
+    String read = "{\"op\":\"r\",\"after\":{\"id\":5},\"source\":{\"lsn\":null,\"ts_ms\":1,"
+        + "\"snapshot\":\"incremental\"}}";
+    Committer committer = new Committer();
+    List<ChangeEvent<String, String>> batch =
+        List.of(event("orders", "1", "false", 70), record("orders", "{\"id\":5}", read), event("orders", "2", "false", 90));
+
+    sink.handleBatch(batch, committer);
+
+    ObjectMapper json = new ObjectMapper();
+    List<Long> lsns = new ArrayList<>();
+    for (Put put : puts) {
+      lsns.add(json.readTree(put.data()).at("/source/lsn").asLong());
+    }
+    assertEquals(List.of(70L, 70L, 90L), lsns);
+    assertEquals(batch, committer.processed, "the engine is told of its own events");
+  }
+
+  @Test
+  void aShiftedCaptureShiftsEveryPositionItPutsButTellsTheEngineOfItsOwnEvents() throws Exception {
+    SnapshotMark mark = new SnapshotMark(dir.resolve("mark"));
+    CaptureState state = CaptureState.besideOffsets(dir.resolve("offsets.dat"));
+    state.assumeCaptured(List.of("public.orders"));
+    KinesisSink sink =
+        sink(mark, request -> null, 10_000)
+            .capture(state, new IncrementalKeys(dir, "p", (stream, put) -> {}), List.of(), null, 30L, 1_000);
+    String read = "{\"op\":\"r\",\"after\":{\"id\":5},\"source\":{\"ts_ms\":1,"
+        + "\"snapshot\":\"incremental\"}}";
+    List<ChangeEvent<String, String>> batch =
+        List.of(event("orders", "1", "false", 40), record("orders", "{\"id\":5}", read));
+    Committer committer = new Committer();
+
+    sink.handleBatch(batch, committer);
+
+    ObjectMapper json = new ObjectMapper();
+    assertEquals(1_040, json.readTree(puts.get(0).data()).at("/source/lsn").asLong());
+    assertEquals(1_000, json.readTree(puts.get(0).data()).at("/source/lsn_shift").asLong());
+    assertEquals(1_040, json.readTree(puts.get(1).data()).at("/source/lsn").asLong());
+    assertEquals(batch, committer.processed);
+  }
+
+  @Test
+  void aNotificationAmongTheSnapshotsEventsDoesNotEndIt() throws Exception {
+    SnapshotMark mark = new SnapshotMark(dir.resolve("mark"));
+    KinesisSink sink = sink(mark, request -> null, 10_000);
+    String started =
+        "{\"aggregate_type\":\"Initial Snapshot\",\"type\":\"STARTED\",\"additional_data\":{}}";
+
+    sink.handleBatch(
+        List.of(
+            record(KinesisSink.NOTIFICATION_TOPIC, "{\"id\":\"n\"}", started),
+            event("orders", "1", "first"),
+            event("orders", "2", "true")),
+        new Committer());
+
+    assertFalse(mark.isSet(), "the snapshot goes on");
+    assertEquals(List.of("orders", "orders"), puts.stream().map(Put::stream).toList());
+    sink.handleBatch(List.of(event("orders", "3", "last")), new Committer());
+    assertTrue(mark.isSet());
+  }
 }
