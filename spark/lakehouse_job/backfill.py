@@ -29,10 +29,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-from lakehouse_job import redrive
+from lakehouse_job import redrive, write_turns
 from lakehouse_job.batch_writer import BatchWriter
 from lakehouse_job.cli import build_parser
-from lakehouse_job.hudi_options import SinkSettings, written_tables
+from lakehouse_job.hudi_options import SinkSettings, lock_folder, written_tables
 from lakehouse_job.index_guard import check_index_layouts
 from lakehouse_job.index_layout import IndexLayoutRefused
 from lakehouse_job.schema_evolution import plan_tables
@@ -86,14 +86,19 @@ def write_through_the_job(
     """`rows` (the Kinesis source's shape) through the job's batch writer, into the entry's
     Hudi tables (and the quarantine), not the raw copy."""
     plans = plan_tables(spark, {spec.event_type: spec}, sink, "the tables file")
+    turns = write_turns.for_sink(spark._jvm, sink.lock_url, lock_folder(sink), sink.lock_session_ms)
     writer = BatchWriter(
         {spec.event_type: spec},
         sink,
         metrics_file=None,
         column_orders={name: plan.column_order for name, plan in plans.items()},
         raw_copy=False,
+        turns=turns,
     )
-    writer(rows, batch_id=0)
+    try:
+        writer(rows, batch_id=0)
+    finally:
+        turns.close()
 
 
 def backfill(
@@ -173,6 +178,8 @@ def sink_settings(args: argparse.Namespace) -> SinkSettings:
         hive_sync=bool(args.metastore_uri),
         profile=args.profile,
         checkpoint=args.checkpoint,
+        lock_url=args.lock_url or "",
+        lock_session_ms=args.lock_session_ms,
     )
 
 
@@ -188,10 +195,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         log.error("%s declares no entry %r (it has %s)", args.tables, args.event_type, list(specs))
         return 2
     sink = sink_settings(args)
+    # With a lock every writer shares, the backfill writes beside the job, each write in
+    # its table's turn; without one, only one process may write the warehouse.
+    lock = None if sink.lock_url else WriterLock(args.warehouse)
     try:
-        lock = WriterLock(args.warehouse).acquire()
+        if lock:
+            lock.acquire()
     except WriterLockError as error:
-        log.error("%s (stop the streaming job first: a backfill writes the same tables)", error)
+        log.error(
+            "%s (stop the streaming job first: without a shared lock (--lock-url) a backfill "
+            "cannot write the job's tables beside it)",
+            error,
+        )
         return 3
     try:
         builder = SparkSession.builder.appName("lakehouse-backfill")
@@ -221,7 +236,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         log.error("%s", refused)
         return EXIT_REFUSED_CONFIG
     finally:
-        lock.release()
+        if lock:
+            lock.release()
 
 
 if __name__ == "__main__":

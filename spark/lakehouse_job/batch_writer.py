@@ -32,6 +32,7 @@ from lakehouse_job.metrics import (
 )
 from lakehouse_job.parse import REASON, SplitBatch, split_batch
 from lakehouse_job.plan_stages import per_session
+from lakehouse_job.write_turns import NoTurns, Turns
 from lakehouse_tables import columns
 from lakehouse_tables.declarations import TableSpec
 
@@ -64,8 +65,11 @@ class BatchWriter:
         job_metrics: JobMetrics | None = None,
         hudi_reports: Reports | None = None,
         before_batch: Callable[[], object] | None = None,
+        turns: Turns | None = None,
     ) -> None:
         self.specs = specs
+        # Each Hudi table's write in its turn among every writer of the table (write_turns).
+        self.turns: Turns = turns or NoTurns()
         self.before_batch = before_batch
         self.job_metrics = job_metrics
         self.hudi_reports = hudi_reports
@@ -159,10 +163,11 @@ class BatchWriter:
                 sync = self.sync.needed(name)
                 order = self.column_orders.get(name)
                 rows = latest.select(*order) if order else latest
+                write = partial(sinks.write_hudi, rows, spec, table_type, self.sink, sync)
                 tables[table_type].append(
                     Write(
                         name,
-                        partial(sinks.write_hudi, rows, spec, table_type, self.sink, sync),
+                        partial(self._in_turn, name, write),
                         synced=(name, ()) if sync else None,
                     )
                 )
@@ -190,11 +195,17 @@ class BatchWriter:
         """`dated`: sinks.with_quarantine_date rows."""
         dates = [r[0] for r in dated.select(columns.Q_DATE).distinct().collect()]
         sync = self.sync.needed("quarantine", dates)
+        write = partial(sinks.write_quarantine, dated, self.sink, sync)
         return Write(
             "quarantine",
-            partial(sinks.write_quarantine, dated, self.sink, sync),
+            partial(self._in_turn, "quarantine", write),
             synced=("quarantine", tuple(dates)) if sync else None,
         )
+
+    def _in_turn(self, table: str, write: Callable[[], None]) -> None:
+        """A Hudi write from its index lookup to its commit, in the table's write turn."""
+        with self.turns.turn(table):
+            write()
 
     @staticmethod
     def _count(classified: DataFrame, metrics: BatchMetrics) -> dict[tuple[str | None, bool], int]:

@@ -140,6 +140,19 @@ def _table_options(p: argparse.ArgumentParser) -> None:
         default=_env("TRINO_URL"),
         help="Trino, where the job creates the live views and raw JSON tables (empty: none)",
     )
+    p.add_argument(
+        "--lock-url",
+        default=_env("LOCK_URL"),
+        help="ZooKeeper (host:port) holding the lock every writer of a table shares, so that "
+        "a backfill can run beside the job (docs/writers.md); empty: a lock within this "
+        "process, and a backfill refuses while the job runs",
+    )
+    p.add_argument(
+        "--lock-session-ms",
+        type=int,
+        default=int(_env("ZOOKEEPER_SESSION_TIMEOUT_MS") or 10_000),
+        help="how long a writer that dies holding a table's lock blocks the others",
+    )
     p.add_argument("--warehouse", default=f"s3a://{bucket}/warehouse/{database}.db")
     p.add_argument("--raw", default=f"s3a://{bucket}/raw")
     p.add_argument("--checkpoint", default=f"s3a://{bucket}/checkpoints/lakehouse-job")

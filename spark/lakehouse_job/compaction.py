@@ -3,8 +3,9 @@
 Async compaction does not run from foreachBatch (apache/hudi#2043), and inline
 compaction would stall ingestion; so the writer only schedules a plan every N
 delta commits and this thread executes pending plans with Hudi's
-`run_compaction` procedure. Writer and compactor share one JVM and coordinate
-through Hudi's in-process lock (see hudi_options).
+`run_compaction` procedure. Writer and compactor coordinate through the table's
+lock (hudi_options.concurrency_options): ZooKeeper's, which every writer of the table
+shares, or Hudi's in-process one when there is no shared lock.
 """
 
 from __future__ import annotations

@@ -47,6 +47,8 @@ class JobConfig:
     raw: str
     checkpoint: str
     writer_lease: bool
+    lock_url: str | None
+    lock_session_ms: int
     # The query
     trigger_seconds: float
     available_now: bool
@@ -90,4 +92,6 @@ class JobConfig:
             glue_endpoint=self.glue_endpoint or "",
             hudi_metrics=self.hudi_metrics,
             extra_options=self.hudi_options,
+            lock_url=self.lock_url or "",
+            lock_session_ms=self.lock_session_ms,
         )

@@ -29,6 +29,7 @@ The choices, and why (figures: docs/performance.md, from `lakehouse bench`):
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, Literal
@@ -44,18 +45,26 @@ MOR_BUCKETS: Final = 4
 
 PAYLOAD_CLASS = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
 
-# The MoR writer and the compaction thread (lakehouse_job.compaction) are two
-# clients of one table in one JVM: both must use these.
-SHARED_WITH_COMPACTOR = {
+IN_PROCESS_LOCK: Final = "org.apache.hudi.client.transaction.lock.InProcessLockProvider"
+ZOOKEEPER_LOCK: Final = "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider"
+
+# Every client of a table, in this JVM or another (the writer, the compaction thread, a
+# backfill, a redrive), uses these: optimistic concurrency control under one lock
+# (concurrency_options). Failed writes are rolled back lazily, once their writer's
+# heartbeat has stopped: under OCC another writer's inflight instant is not a failure.
+CONCURRENCY: Final = {
     "hoodie.write.concurrency.mode": "optimistic_concurrency_control",
     # A bucket-indexed delta commit touches every file group, so it can overlap a
-    # compaction and lose the conflict check; the upsert is then retried (same rows, a
-    # new instant) instead of failing the batch.
+    # compaction and lose the conflict check, as can a write beside another writer's;
+    # the upsert is then retried (same rows, a new instant) instead of failing the batch.
     "hoodie.write.num.retries.on.conflict.failures": "3",
-    "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.InProcessLockProvider",
+    "hoodie.write.lock.provider": IN_PROCESS_LOCK,
     "hoodie.cleaner.policy.failed.writes": "LAZY",
-    "hoodie.metadata.enable": "false",
 }
+
+# The MoR writer and the compaction thread (lakehouse_job.compaction) also agree on the
+# metadata table (none).
+SHARED_WITH_COMPACTOR: Final = {**CONCURRENCY, "hoodie.metadata.enable": "false"}
 
 
 # Per-commit fixed costs dominate small streaming batches; these cut them: the metadata
@@ -95,6 +104,11 @@ class SinkSettings:
     hudi_metrics: bool = False
     # The user's Hudi write settings (--hudi-option), over the job's own for every table.
     extra_options: tuple[tuple[str, str], ...] = ()
+    # The lock every writer of a table shares (docs/writers.md): ZooKeeper's host:port;
+    # "" for a lock within this JVM, where a table has one writing process.
+    lock_url: str = ""
+    # A writer that dies holding a table's lock blocks the others this long.
+    lock_session_ms: int = 10_000
 
 
 def table_path(sink: SinkSettings, spec: TableSpec, table_type: TableType) -> str:
@@ -125,8 +139,36 @@ def compaction_options(spec: TableSpec, sink: SinkSettings) -> dict[str, str]:
     SHARED_WITH_COMPACTOR, with the user's --hudi-option values of those keys, which the
     writer takes too (_from_the_sink). Without them a user's lock provider, say, would
     reach the writer and not the compactor: two clients of one table on different locks."""
-    options = {**merge_options(spec), **SHARED_WITH_COMPACTOR}
+    table = spec.table_name("MERGE_ON_READ")
+    options = {**merge_options(spec), **SHARED_WITH_COMPACTOR, **concurrency_options(sink, table)}
     options.update((key, value) for key, value in sink.extra_options if key in options)
+    return options
+
+
+def lock_folder(sink: SinkSettings) -> str:
+    """ZooKeeper folder of one warehouse's table locks: tables of one name in two
+    warehouses (a test's, the stack's) do not wait for each other."""
+    digest = hashlib.sha256(sink.base_path.rstrip("/").encode()).hexdigest()[:16]
+    return f"/lakehouse/locks/{digest}"
+
+
+def concurrency_options(sink: SinkSettings, table: str) -> dict[str, str]:
+    """OCC under the lock every writer of `table` shares: ZooKeeper's when the sink names
+    one (a lock whose holder dies is freed at its session's expiry, whatever killed it),
+    else one within this JVM."""
+    options = dict(CONCURRENCY)
+    if sink.lock_url:
+        options.update(
+            {
+                "hoodie.write.lock.provider": ZOOKEEPER_LOCK,
+                # host:port: the provider ignores hoodie.write.lock.zookeeper.port.
+                "hoodie.write.lock.zookeeper.url": sink.lock_url,
+                "hoodie.write.lock.zookeeper.base_path": lock_folder(sink),
+                "hoodie.write.lock.zookeeper.lock_key": table,
+                "hoodie.write.lock.zookeeper.session_timeout_ms": str(sink.lock_session_ms),
+                "hoodie.write.lock.zookeeper.connection_timeout_ms": "15000",
+            }
+        )
     return options
 
 
@@ -154,6 +196,7 @@ def hudi_options(
         "hoodie.keep.min.commits": "30",
         "hoodie.keep.max.commits": "40",
         **FEWER_FIXED_COSTS,
+        **concurrency_options(sink, name),
     }
     profile = sink.profile
     if is_partitioned(profile):
@@ -191,6 +234,7 @@ def hudi_options(
                 "hoodie.compact.schedule.inline": "true",
                 "hoodie.compact.inline.max.delta.commits": str(sink.compaction_delta_commits),
                 **SHARED_WITH_COMPACTOR,
+                **concurrency_options(sink, name),
             }
         )
     partition = spec.partition_name if is_partitioned(profile) else ""
@@ -323,6 +367,8 @@ def quarantine_options(sink: SinkSettings, sync: bool = True) -> dict[str, str]:
         # baseline's options: 1.32 s instead of 1.66, 1.67 CPU-s instead of 2.13 (medians).
         options.update(FEWER_FIXED_COSTS)
         options["hoodie.clean.max.commits"] = "10"
+    # The stream job and a redrive both write the quarantine.
+    options.update(concurrency_options(sink, "quarantine"))
     options.update(_from_the_sink(sink, "quarantine", columns.Q_DATE, sync))
     return with_layout(options)
 

@@ -15,14 +15,14 @@ from collections.abc import Mapping, Sequence
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery, StreamingQueryListener
 
-from lakehouse_job import driver_class_archive, startup
+from lakehouse_job import driver_class_archive, startup, write_turns
 from lakehouse_job.batch_writer import BatchWriter, sink_names
 from lakehouse_job.checkpoint_sinks import record_checkpoint_sinks
 from lakehouse_job.cli import build_parser
 from lakehouse_job.compaction import CompactionRunner, existing_mor_tables
 from lakehouse_job.config import JobConfig
 from lakehouse_job.hudi_metrics import HudiReports
-from lakehouse_job.hudi_options import SinkSettings
+from lakehouse_job.hudi_options import SinkSettings, lock_folder
 from lakehouse_job.metrics import JobMetrics
 from lakehouse_job.progress import ProgressLog
 from lakehouse_job.session import Session, kinesis_stream, start_session
@@ -97,6 +97,9 @@ def stream(
         job_metrics=job_metrics,
         hudi_reports=HudiReports(spark._jvm) if sink.hudi_metrics else None,
         before_batch=session.yarn_defaults.drop,
+        turns=write_turns.for_sink(
+            spark._jvm, sink.lock_url, lock_folder(sink), sink.lock_session_ms
+        ),
     )
     # Tables an earlier run wrote are compacted from the start: a plan it left, or the final
     # compaction, must not wait for this run to bring new rows to the table.
@@ -130,6 +133,7 @@ def stream(
         query.awaitTermination(1)
     detach_listeners(spark, listeners, lag.terminated)
     compactor.stop()
+    writer.turns.close()
     views.finish()  # a short run (--available-now) may end before its first attempt
     return finish(config, query, compactor)
 

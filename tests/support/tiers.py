@@ -47,6 +47,9 @@ EVERYDAY: Final[dict[str, tuple[str, ...]]] = {
         "test_a_live_lease_of_another_host_refuses_the_job_before_it_writes",
     ),
     "the notebooks": ("test_notebooks.py",),
+    "two writers of one table: a backfill beside the running job": (
+        "test_a_backfill_beside_the_running_job_loses_and_duplicates_nothing",
+    ),
     "your own event type sent with lakehouse send, the job restarted alone": (
         "test_send_a_file_then_restart_the_job_on_a_changed_tables_file",
     ),

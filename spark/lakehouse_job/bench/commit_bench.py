@@ -33,8 +33,17 @@ from pyspark.sql import functions as F
 
 # The benchmark runs from local mode, beside the lakehouse CLI package.
 from lakehouse.core import procstats
-from lakehouse_job.hudi_options import PROFILES, Profile, SinkSettings, hudi_options, table_path
+from lakehouse_job import write_turns
+from lakehouse_job.hudi_options import (
+    PROFILES,
+    Profile,
+    SinkSettings,
+    hudi_options,
+    lock_folder,
+    table_path,
+)
 from lakehouse_job.spark_schema import valid_row_type
+from lakehouse_job.write_turns import Turns
 from lakehouse_tables import columns
 from lakehouse_tables.declarations import TABLES_YAML, TableSpec, TableType, load_tables
 
@@ -113,6 +122,11 @@ def grow(
 
 
 SYNC_EVERY = "sync.every.commit"
+# A variant's `lock.url=host:port`: its tables take the lock every writer shares there
+# (ZooKeeper, hudi_options.concurrency_options) and each upsert its table's write turn
+# (write_turns), as the job's writes do with --lock-url: the lock's cost per commit.
+LOCK_URL = "lock.url"
+BENCH_ONLY = (SYNC_EVERY, LOCK_URL)
 
 
 @dataclass(frozen=True)
@@ -153,11 +167,24 @@ def upsert(
     sync: bool,
 ) -> None:
     """sinks.write_hudi, with the variant's options on top."""
-    extra = {k: val for k, val in v.options.items() if k != SYNC_EVERY}
+    extra = {k: val for k, val in v.options.items() if k not in BENCH_ONLY}
     options = hudi_options(spec, table_type, sink, sync) | extra
-    rows.write.format("hudi").options(**options).mode("append").save(
-        table_path(sink, spec, table_type)
-    )
+    with turns_for(rows.sparkSession, sink).turn(spec.table_name(table_type)):
+        rows.write.format("hudi").options(**options).mode("append").save(
+            table_path(sink, spec, table_type)
+        )
+
+
+_TURNS: dict[str, Turns] = {}
+
+
+def turns_for(spark: SparkSession, sink: SinkSettings) -> Turns:
+    """One ZooKeeper client per lock URL for the whole run (none without a lock)."""
+    if sink.lock_url not in _TURNS:
+        _TURNS[sink.lock_url] = write_turns.for_sink(
+            spark._jvm, sink.lock_url, lock_folder(sink), sink.lock_session_ms
+        )
+    return _TURNS[sink.lock_url]
 
 
 def _sink(args: argparse.Namespace, tag: str, v: Variant) -> SinkSettings:
@@ -168,6 +195,7 @@ def _sink(args: argparse.Namespace, tag: str, v: Variant) -> SinkSettings:
         metastore_uri=args.metastore_uri,
         hive_sync=bool(args.metastore_uri),
         profile=v.profile,
+        lock_url=v.options.get(LOCK_URL, ""),
     )
 
 

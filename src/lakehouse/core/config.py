@@ -31,6 +31,7 @@ SERVICE_ENV_FILES = (
     "cdc/cdc.env",
     "prometheus/prometheus.env",
     "spark/spark.env",
+    "zookeeper/zookeeper.env",
 )
 TARGET_ENV = "LAKEHOUSE_TARGET"
 TARGETS = ("local", "aws")
@@ -157,6 +158,11 @@ class Settings:
         return "" if self.target == "aws" else f"thrift://127.0.0.1:{self.port('HMS_PORT')}"
 
     @property
+    def lock_url(self) -> str:
+        """ZooKeeper's host:port for Hudi's lock (the aws target locks through DynamoDB)."""
+        return "" if self.target == "aws" else f"127.0.0.1:{self.port('ZOOKEEPER_PORT')}"
+
+    @property
     def trino_url(self) -> str:
         if self.target == "aws":
             return self.aws.get("TRINO_URL", "")
@@ -179,6 +185,7 @@ class Settings:
             KINESIS_ENDPOINT=self.kinesis_endpoint,
             S3_ENDPOINT=self.s3_endpoint,
             HMS_URI=self.hms_uri,
+            LOCK_URL=self.lock_url,
             TRINO_URL=self.trino_url,
         )
         if self.target == "aws":

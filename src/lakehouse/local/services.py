@@ -177,6 +177,55 @@ def metastore_spec(settings: Settings) -> ServiceSpec:
     )
 
 
+def zookeeper_config(settings: Settings, data: Path) -> str:
+    """zoo.cfg of a standalone server on 127.0.0.1 keeping its data in `data`. Its session
+    timeout bounds are the tick's defaults (4 s to 40 s), the range the writers' setting
+    (ZOOKEEPER_SESSION_TIMEOUT_MS) must fall in; the admin server (an HTTP port on every
+    interface) is off."""
+    return "\n".join(
+        [
+            "tickTime=2000",
+            f"dataDir={data}",
+            f"clientPort={settings.port('ZOOKEEPER_PORT')}",
+            "clientPortAddress=127.0.0.1",
+            "admin.enableServer=false",
+            # A sandbox's lock nodes are few: no snapshot purge needed beyond the defaults.
+            "autopurge.snapRetainCount=3",
+            "autopurge.purgeInterval=24",
+            "",
+        ]
+    )
+
+
+def zookeeper_spec(settings: Settings) -> ServiceSpec:
+    """The lock the writers of a table share (docs/writers.md): a lock whose holder dies
+    is freed when its session expires, whatever killed it."""
+    data = settings.data_dir / "zookeeper"
+    data.mkdir(parents=True, exist_ok=True)
+    config = data / "zoo.cfg"
+    config.write_text(zookeeper_config(settings, data))
+    port = settings.port("ZOOKEEPER_PORT")
+    java = installers.spark_java_home() / "bin" / "java"
+    pyspark_jars = installers.pyspark_home() / "jars"
+    return ServiceSpec(
+        name="zookeeper",
+        command=[
+            str(java),
+            f"-Xmx{settings['ZOOKEEPER_HEAP']}",
+            "-cp",
+            f"{pyspark_jars}/*",
+            "org.apache.zookeeper.server.quorum.QuorumPeerMain",
+            str(config),
+        ],
+        env=_jvm_env(settings),
+        ports=(port,),
+        url=f"zk://{settings.lock_url}",
+        health=lambda: port_is_open(port),
+        cwd=data,
+        start_timeout_s=60,
+    )
+
+
 def trino_spec(settings: Settings) -> ServiceSpec:
     home = installers.ensure_trino(settings)
     java_home = installers.trino_java_home(settings)
@@ -343,6 +392,7 @@ CDC_SERVICE_BUILDERS = {"postgres": postgres_spec, "cdc": cdc_spec}
 # Start order matters only for bootstrap; processes start side by side.
 SERVICE_BUILDERS = {
     "minio": minio_spec,
+    "zookeeper": zookeeper_spec,
     "kinesis": kinesis_spec,
     "metastore": metastore_spec,
     "trino": trino_spec,

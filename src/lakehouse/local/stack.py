@@ -146,6 +146,7 @@ def bound_ports(settings: Settings) -> list[int]:
             "MINIO_CONSOLE_PORT",
             "HMS_PORT",
             "TRINO_PORT",
+            "ZOOKEEPER_PORT",
         )
     ]
     if cdc.local_postgres(settings):

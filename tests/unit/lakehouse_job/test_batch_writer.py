@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -282,3 +283,36 @@ def test_a_failing_write_fails_the_batch_and_changes_no_state(
         assert writer.sync.needed(name)
     assert writer.sync.needed("quarantine", ["2026-11-22"])
     assert not metrics_file.exists()
+
+
+class FakeTurns:
+    """Records which table's turn each write ran in (WriteTurns needs ZooKeeper)."""
+
+    def __init__(self, sinks_seen: FakeSinks) -> None:
+        self.sinks_seen = sinks_seen
+        self.held: list[tuple[str, int]] = []  # (table, the sink calls made inside its turn)
+
+    @contextmanager
+    def turn(self, table: str) -> Iterator[float]:
+        before = len(self.sinks_seen.calls)
+        yield 0.0
+        self.held.append((table, len(self.sinks_seen.calls) - before))
+
+    def close(self) -> None:
+        pass
+
+
+def test_each_hudi_write_runs_in_its_tables_turn_the_raw_copy_needs_none(
+    spark: SparkSession, tables: Tables, fake_sinks: FakeSinks
+) -> None:
+    turns = FakeTurns(fake_sinks)
+    writer = BatchWriter(tables, SINK, None, turns=turns)
+    writer(micro_batch(spark, MIXED), 0)
+    # One write inside each Hudi table's turn; the raw copy's folders are per batch.
+    assert turns.held == [
+        ("hudi_orders_cow", 1),
+        ("stock_ticks_cow", 1),
+        ("hudi_orders_mor", 1),
+        ("stock_ticks_mor", 1),
+        ("quarantine", 1),
+    ]

@@ -191,3 +191,38 @@ def test_a_key_of_several_fields_and_its_key_generator() -> None:
     assert hudi_options(ORDERS, "COPY_ON_WRITE", baseline)[
         "hoodie.datasource.write.keygenerator.class"
     ].endswith(".SimpleKeyGenerator")
+
+
+ZK_SINK = replace(SINK, lock_url="127.0.0.1:2181", lock_session_ms=10_000)
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_every_table_takes_the_lock_every_writer_shares(table_type: str) -> None:
+    options = hudi_options(ORDERS, table_type, ZK_SINK)  # type: ignore[arg-type]
+    quarantine = quarantine_options(ZK_SINK)
+    for written, table in ((options, ORDERS.table_name(table_type)), (quarantine, "quarantine")):  # type: ignore[arg-type]
+        assert written["hoodie.write.concurrency.mode"] == "optimistic_concurrency_control"
+        assert written["hoodie.cleaner.policy.failed.writes"] == "LAZY"
+        assert written["hoodie.write.lock.provider"].endswith("ZookeeperBasedLockProvider")
+        # host:port in the url: the provider does not read the port key.
+        assert written["hoodie.write.lock.zookeeper.url"] == "127.0.0.1:2181"
+        assert written["hoodie.write.lock.zookeeper.lock_key"] == table
+        assert written["hoodie.write.lock.zookeeper.session_timeout_ms"] == "10000"
+
+
+def test_the_compactor_takes_the_writers_lock() -> None:
+    writer = hudi_options(ORDERS, "MERGE_ON_READ", ZK_SINK)
+    compactor = compaction_options(ORDERS, ZK_SINK)
+    for key, value in compactor.items():
+        if key.startswith("hoodie.write.lock") or key == "hoodie.write.concurrency.mode":
+            assert writer[key] == value, key
+
+
+def test_two_warehouses_lock_apart_and_without_a_lock_url_the_lock_is_this_jvms() -> None:
+    other = replace(ZK_SINK, base_path="s3a://b/e2e/1/warehouse")
+    first = hudi_options(ORDERS, "COPY_ON_WRITE", ZK_SINK)["hoodie.write.lock.zookeeper.base_path"]
+    second = hudi_options(ORDERS, "COPY_ON_WRITE", other)["hoodie.write.lock.zookeeper.base_path"]
+    assert first != second and first.startswith("/lakehouse/locks/")
+    alone = hudi_options(ORDERS, "COPY_ON_WRITE", SINK)
+    assert alone["hoodie.write.lock.provider"].endswith("InProcessLockProvider")
+    assert not any(k.startswith("hoodie.write.lock.zookeeper") for k in alone)

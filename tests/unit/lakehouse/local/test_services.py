@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
+from pathlib import Path
 
 import pytest
 import yaml
@@ -57,3 +59,24 @@ def test_jvm_services_run_c1_only_when_asked(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv(services.SERVICES_JIT_ENV, "quick")
     assert services._jvm_env(settings)["JAVA_TOOL_OPTIONS"] == QUICK_JIT
     assert "JAVA_TOOL_OPTIONS" not in services._base_env(settings)  # MinIO, Kinesis, ...
+
+
+def test_zookeeper_serves_the_writers_lock_on_loopback_from_sparks_own_jar(
+    tmp_path: Path,
+) -> None:
+    settings = dataclasses.replace(load_settings({}), state_dir=tmp_path)
+    spec = services.zookeeper_spec(settings)
+    assert spec.command[-2] == "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+    classpath = spec.command[spec.command.index("-cp") + 1]
+    assert classpath.endswith("pyspark/jars/*")
+    config = dict(
+        line.split("=", 1) for line in Path(spec.command[-1]).read_text().splitlines() if line
+    )
+    assert config["clientPortAddress"] == "127.0.0.1"
+    assert config["clientPort"] == settings["ZOOKEEPER_PORT"] == "2181"
+    assert config["admin.enableServer"] == "false"  # an HTTP port on every interface
+    # The writers' session timeout lies within what the server grants (2 to 20 ticks).
+    tick = int(config["tickTime"])
+    assert 2 * tick <= int(settings["ZOOKEEPER_SESSION_TIMEOUT_MS"]) <= 20 * tick
+    assert settings.lock_url == "127.0.0.1:2181" == settings.service_env()["LOCK_URL"]
+    assert spec.ports == (2181,)
