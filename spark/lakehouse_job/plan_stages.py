@@ -4,10 +4,9 @@ Spark session and reused by every batch.
 Building an expression costs a py4j round trip per function (F.col, F.when, ...), and each
 F.* call first resolves Spark's `functions` class by trying PySpark's wildcard imports in
 turn: a failed class lookup over every jar of the classpath each. Built per batch, the
-job's classification, outputs and dedupe for the four shipped types were about 5,000 such
-calls, 0.9-1.5 s of the driver on 2 cores whatever the batch's size; built once, a batch
-makes about 400 calls (the projections themselves) in 0.4-0.7 s (2026-11-29, split_batch
-and dedupe of every type on an empty batch, five rounds). A Column is an immutable,
+job's classification, outputs and dedupe for the four shipped types were thousands of such
+calls, a second or more of the driver whatever the batch's size; built once, a batch makes
+only the projections' own calls. A Column is an immutable,
 unresolved expression tree, so the same objects serve each batch's new plan.
 """
 

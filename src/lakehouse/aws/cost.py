@@ -40,10 +40,10 @@ GB = 1e9
 # benchmark has run on this machine.
 MEASURED_CPU_S_PER_1K = 0.177
 # What a micro-batch costs whatever its size (the write clients, commits, listings and
-# Spark jobs of four outputs): 5.07 CPU-s a warm batch of 1,000 orders (`lakehouse bench
-# --drain-events 30000 --max-records-per-shard 250`, median of 3, 2026-11-28) less those
-# records' own share. Per event alone, a 5 s trigger at 1,000 events/s would need 0.18 busy
-# cores; the job measured 1.4 there (README, *The pipeline under load*), this model 1.16.
+# Spark jobs of four outputs), measured on warm batches of 1,000 orders (`lakehouse bench
+# --drain-events 30000 --max-records-per-shard 250`) less those records' own share: per
+# event alone a 5 s trigger would be priced far below what the job takes
+# (docs/performance.md, *The pipeline under load*).
 FIXED_CPU_S_PER_BATCH = 4.9
 # S3 requests per micro-batch by price class (deletes are free), counted on the sandbox's
 # MinIO for the default tables file (CoW, MoR, raw JSON, quarantine; Hudi's metadata table

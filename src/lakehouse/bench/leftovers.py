@@ -1,10 +1,9 @@
 """A benchmark run's tables removed once it is measured: its objects in the bucket and its
 database in the metastore.
 
-Kept, they pile up (28 GB of old runs on the project's machine by 2026-11-28), fill the
-laptop's disk, and MinIO's background scanner walks them for good (3.2 CPU-s a minute with
-those 28 GB in the bucket against 0.08 with none, the stack otherwise idle): CPU taken from
-the next benchmark's job. `lakehouse bench --keep-tables` keeps them for inspection.
+Kept, they pile up (tens of GB of old runs), fill the laptop's disk, and MinIO's
+background scanner walks them for good: CPU taken from the next benchmark's job.
+`lakehouse bench --keep-tables` keeps them for inspection.
 """
 
 from __future__ import annotations
