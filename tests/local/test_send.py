@@ -110,10 +110,14 @@ def test_send_a_file_then_restart_the_job_on_a_changed_tables_file(
             lambda: f"the live view to hold what was sent; job log:\n{_log(state)}",
         )
 
-        report = lakehouse(state, "tables", "--tables", str(tables), database=run.database)
-        assert report.returncode == 0, report
-        row = report.stdout.splitlines()[2].split()
-        assert row[:5] == ["parcels", "parcels", "6", "parcels_json", "12"], report.stdout
+        # The raw copy is written after the Hudi tables of the same batch: wait for it.
+        def report_row() -> list[str]:
+            report = lakehouse(state, "tables", "--tables", str(tables), database=run.database)
+            assert report.returncode == 0, report
+            return report.stdout.splitlines()[2].split()[:5]
+
+        wanted = ["parcels", "parcels", "6", "parcels_json", "12"]
+        wait_for(lambda: report_row() == wanted, 120, lambda: f"lakehouse tables: {report_row()}")
 
         tables.write_text(WITH_CARRIER)
         restarted = lakehouse(state, "job", "restart")

@@ -23,6 +23,7 @@ def test_all_services_report_running_with_memory(stack) -> None:
         "trino": "running",
         "prometheus": "running",
         "processes": "running",
+        "zookeeper": "running",
     }
     assert all(r.rss_mb and r.rss_mb > 10 for r in rows)
 
